@@ -1,0 +1,100 @@
+"""Input validation shared by the library and the CLI.
+
+Every check raises :class:`ValueError` with a one-line message that names the parameter and the
+allowed range, so the CLI can print it as-is and exit 2.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+#: Largest bucket count: bucket ids are int64 in ``[0, n)``.
+MAX_BUCKETS = 2**62
+
+
+def check_int(name: str, value, lo: int, hi: int | None = None) -> int:
+    """Return ``value`` as an ``int`` in ``[lo, hi]``, else raise ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < lo or (hi is not None and value > hi):
+        rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise ValueError(f"{name} must be an integer {rng}, got {value}")
+    return value
+
+
+def check_float(
+    name: str, value, lo: float, hi: float, *, lo_open: bool = False, hi_open: bool = False
+) -> float:
+    """Return ``value`` as a finite ``float`` in the interval, else raise ``ValueError``."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    bad = (
+        not math.isfinite(x)
+        or (x < lo or (lo_open and x == lo))
+        or (x > hi or (hi_open and x == hi))
+    )
+    if bad:
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        raise ValueError(f"{name} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}")
+    return x
+
+
+def check_buckets(n, *, power_of_two: bool = False, even: bool = False, family: str = "") -> int:
+    """Validate a bucket count ``n``: an integer in ``[2, 2^62]``, optionally a power of two/even."""
+    n = check_int("n (buckets)", n, 2, MAX_BUCKETS)
+    who = f" for family '{family}'" if family else ""
+    if power_of_two and n & (n - 1):
+        raise ValueError(f"n (buckets) must be a power of two{who}, got {n}")
+    if even and n % 2:
+        raise ValueError(f"n (buckets) must be even (n = 2 * coordinates){who}, got {n}")
+    return n
+
+
+def as_vectors(batch, d: int, name: str = "batch") -> np.ndarray:
+    """Validate a batch of vectors: a finite float32/float64 array of shape ``(m, d)``.
+
+    Returns a C-contiguous array of the same floating dtype (no copy when already so).
+    """
+    x = np.asarray(batch)
+    if x.dtype not in (np.float32, np.float64):
+        raise ValueError(f"{name} must have dtype float32 or float64, got {x.dtype}")
+    if x.ndim != 2 or x.shape[1] != d:
+        raise ValueError(f"{name} must have shape (m, {d}), got {x.shape}")
+    if x.size and not np.isfinite(x).all():
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    return np.ascontiguousarray(x)
+
+
+def as_token_ids(batch, name: str = "batch", *, ndim: int | None = None) -> np.ndarray:
+    """Validate token ids: an integer array (``ndim`` dims if given), ids ``< 2^61 - 1``.
+
+    Negative ids are allowed only where the caller documents them as padding.
+    """
+    x = np.asarray(batch)
+    if x.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be an integer array of token ids, got dtype {x.dtype}")
+    if ndim is not None and x.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {x.shape}")
+    if x.dtype.kind == "u" and x.size and x.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} token ids must be < 2^61 - 1")
+    x = np.ascontiguousarray(x, dtype=np.int64)
+    if x.size and x.max() >= 2**61 - 1:
+        raise ValueError(f"{name} token ids must be < 2^61 - 1, got {int(x.max())}")
+    return x
+
+
+def as_seed(seed) -> np.random.SeedSequence:
+    """Turn an int or ``SeedSequence`` into a ``SeedSequence`` (no global state involved)."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    return np.random.SeedSequence(check_int("seed", seed, 0))

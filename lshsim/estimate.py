@@ -1,0 +1,239 @@
+"""Monte-Carlo collision-probability estimators with Wilson confidence intervals.
+
+The probability is over the family: every trial draws a fresh hash function (and a fresh
+input pair), so the estimate targets ``P_{h ~ H}[h(x) = h(y)]`` averaged over the input model.
+
+Seeding: the ``samples`` trials are cut into blocks of :data:`BLOCK` trials; block ``i`` uses
+the generator of child ``i`` of ``SeedSequence(seed)``. A block's result depends only on its
+child seed, never on thread counts or scheduling, so the same seed gives the same numbers.
+
+Modes:
+    ``full``: real ``d``-dimensional vectors (or token sequences) are generated and hashed by
+        the family's kernel.
+    ``reduced`` (vector families, where exact): only the sufficient statistics are sampled,
+        so the cost does not grow with ``d``: the pair's cosine (from the Gram matrix of the
+        pair's token embeddings, see :func:`lshsim.sentences.sentence_cosines`, or the given
+        cosine) and then, given the cosine ``a``, the bivariate-normal projection pairs with
+        correlation ``a`` that decide the collision (``k`` for simhash and pstable, ``n`` for
+        voronoi, ``n/2`` for the Gaussian cross-polytope).
+
+What one trial is:
+    * vector families and minhash: one pair; success = the two sentences (vectors, token sets)
+      get the same bucket;
+    * tokenid: every aligned position of one pair is a trial (``samples`` pairs give
+      ``samples * l`` trials); success = the two tokens at that position share a bucket.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from tqdm import tqdm
+
+from lshsim._validate import check_float, check_int
+from lshsim.hashing import get_family
+from lshsim.sentences import (
+    check_sentence_model,
+    cosine_pairs,
+    sentence_cosines,
+    sentence_pairs,
+)
+
+#: Trials per seeded block (fixed: changing it changes the numbers for a given seed).
+BLOCK = 1024
+#: Two-sided 95% normal quantile.
+Z95 = 1.959963984540054
+MODES = ("full", "reduced")
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion.
+
+    Args:
+        successes: number of successes, ``0 <= successes <= trials``.
+        trials: number of trials, >= 1.
+        z: normal quantile (default: 95% two-sided).
+
+    Returns:
+        ``(low, high)`` within [0, 1].
+
+    References:
+        E. B. Wilson, "Probable inference, the law of succession, and statistical inference",
+        JASA 1927.
+    """
+    trials = check_int("trials", trials, 1)
+    successes = check_int("successes", successes, 0, trials)
+    p = successes / trials
+    z2 = z * z
+    denom = 1.0 + z2 / trials
+    centre = (p + z2 / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A collision-probability estimate and the run that produced it."""
+
+    family: str
+    n: int
+    estimate: float
+    ci_low: float
+    ci_high: float
+    successes: int
+    samples: int
+    pairs: int
+    seconds: float
+    mode: str
+    seed: int
+    overlap: float | None
+    cosine: float | None
+    dim: int
+    length: int
+    vocab: int
+    params: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict of every field."""
+        return asdict(self)
+
+
+def estimate_collision(
+    family: str,
+    n: int,
+    *,
+    overlap: float | None = None,
+    cosine: float | None = None,
+    dim: int = 64,
+    length: int = 32,
+    vocab: int = 32128,
+    samples: int = 10_000,
+    seed: int = 0,
+    mode: str = "full",
+    progress: bool = False,
+    **params,
+) -> Estimate:
+    """Estimate the probability that family ``family`` routes a similar pair to one bucket.
+
+    Args:
+        family: a name in :data:`lshsim.hashing.FAMILIES`.
+        n: number of buckets.
+        overlap: ``f`` in [0, 1]: pairs from the sentence model (exclusive with ``cosine``).
+        cosine: ``a`` in [-1, 1]: unit-vector pairs at exactly this cosine (vector families).
+        dim: embedding dimension ``d`` (>= 2 with ``overlap``).
+        length: sentence length ``l``.
+        vocab: vocabulary size ``V`` (>= ``2l - round(f l)``).
+        samples: number of pairs, >= 1.
+        seed: int >= 0.
+        mode: ``"full"`` or ``"reduced"`` (see the module docstring).
+        progress: show a progress bar on stderr (it appears after one second).
+        **params: family parameters (e.g. ``rotation="hadamard"``, ``k=4``, ``w=2.0``).
+
+    Returns:
+        :class:`Estimate` with a Wilson 95% interval.
+    """
+    cls = get_family(family)
+    n = cls.check_params(n, **params)["n"]
+    if (overlap is None) == (cosine is None):
+        raise ValueError("give exactly one of overlap (f) or cosine")
+    samples = check_int("samples", samples, 1)
+    seed = check_int("seed", seed, 0)
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    length = check_int("length (l)", length, 1)
+    vocab = check_int("vocab (V)", vocab, 1)
+    vectors = cls.input_kind == "vectors"
+    if cosine is not None:
+        cosine = check_float("cosine", cosine, -1.0, 1.0)
+        if not vectors:
+            raise ValueError(f"cosine is not defined for family '{family}'; use overlap (f)")
+        dim = check_int("dim (d)", dim, 1)
+        if dim == 1 and abs(cosine) != 1.0:
+            raise ValueError(f"cosine must be -1 or 1 when dim (d) = 1, got {cosine!r}")
+    else:
+        overlap = check_float("overlap (f)", overlap, 0.0, 1.0)
+        check_sentence_model(overlap, length, vocab, dim if vectors else 2)
+        dim = check_int("dim (d)", dim, 2) if vectors else check_int("dim (d)", dim, 1)
+    if mode == "reduced":
+        if not vectors:
+            raise ValueError(f"mode='reduced' is not available for family '{family}'")
+        cls.sample_reduced(n, np.empty(0), np.random.default_rng(0), **params)  # validates
+
+    blocks = np.random.SeedSequence(seed).spawn(math.ceil(samples / BLOCK))
+    successes = trials = 0
+    start = time.perf_counter()
+    with tqdm(
+        total=samples,
+        disable=not progress,
+        delay=1.0,
+        file=sys.stderr,
+        unit="pair",
+        desc=f"{family} n={n}",
+        leave=False,
+    ) as bar:
+        for i, child in enumerate(blocks):
+            count = min(BLOCK, samples - i * BLOCK)
+            rng = np.random.default_rng(child)
+            hits, tries = _run_block(
+                cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, params
+            )
+            successes += hits
+            trials += tries
+            bar.update(count)
+    seconds = time.perf_counter() - start
+    lo, hi = wilson_interval(successes, trials)
+    return Estimate(
+        family=family,
+        n=n,
+        estimate=successes / trials,
+        ci_low=lo,
+        ci_high=hi,
+        successes=successes,
+        samples=trials,
+        pairs=samples,
+        seconds=seconds,
+        mode=mode,
+        seed=seed,
+        overlap=overlap,
+        cosine=cosine,
+        dim=dim,
+        length=length,
+        vocab=vocab,
+        params=dict(params),
+    )
+
+
+def _run_block(cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, params):
+    """Run ``count`` trials with generator ``rng``; return ``(successes, trials)``."""
+    if mode == "reduced":
+        if cosine is not None:
+            cos = np.full(count, cosine)
+        else:
+            cos = sentence_cosines(count, overlap, length=length, dim=dim, rng=rng)
+        return int(cls.sample_reduced(n, cos, rng, **params).sum()), count
+
+    vectors = cls.input_kind == "vectors"
+    if cosine is not None:
+        a, b = cosine_pairs(count, cosine, dim, rng)
+    else:
+        pairs = sentence_pairs(
+            count, overlap, length=length, vocab=vocab, dim=dim, rng=rng, embed=vectors
+        )
+        a, b = (pairs.x1, pairs.x2) if vectors else (pairs.tokens1, pairs.tokens2)
+    seeds = rng.integers(0, 2**63, size=count)
+    width = dim if vectors else 1
+    hits = 0
+    if cls.input_kind == "tokens":  # Token-ID: every aligned position is a trial
+        for t in range(count):
+            h = cls(n, width, int(seeds[t]), **params)
+            hits += int((h.hash(a[t]) == h.hash(b[t])).sum())
+        return hits, count * length
+    for t in range(count):
+        h = cls(n, width, int(seeds[t]), **params)
+        ids = h.hash(np.stack((a[t], b[t])))
+        hits += int(ids[0] == ids[1])
+    return hits, count

@@ -1,0 +1,155 @@
+"""The common shape of every hash family, and the tiled projection shared by the vector ones.
+
+A family is built from ``(n, d, seed, **params)``; the constructor draws one hash function
+from the family with a generator seeded by ``seed`` (equal seeds give equal functions), and
+``hash(batch)`` returns int64 bucket ids in ``[0, n)``.
+
+Projection-based families (simhash, pstable, voronoi, crosspolytope with a Gaussian rotation)
+compute ``X @ G.T`` one tile at a time with BLAS and reduce each tile with a Numba kernel, so
+a large batch never materialises the full ``m x rows(G)`` score matrix: the extra memory is
+one tile plus O(m).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numba
+import numpy as np
+
+from lshsim._validate import as_seed, as_vectors, check_int
+
+#: Rows of the batch per projection tile, and rows of ``G`` per tile (bounds the tile memory).
+ROW_TILE = 512
+COL_TILE = 2048
+
+
+class HashFamily:
+    """Base class: one hash function drawn from an LSH family.
+
+    Subclasses set ``name``, ``input_kind`` ("vectors", "token_sets" or "tokens") and
+    ``reduced`` (whether :meth:`sample_reduced` is exact for the family), and implement
+    :meth:`_draw` and :meth:`_hash`.
+
+    Args:
+        n: number of buckets.
+        d: input dimension (unused by the token families, still validated).
+        seed: int >= 0 or ``numpy.random.SeedSequence``.
+    """
+
+    name: ClassVar[str] = ""
+    input_kind: ClassVar[str] = "vectors"
+    reduced: ClassVar[bool] = False
+
+    def __init__(self, n: int, d: int, seed=0, **params):
+        self.params = self.check_params(n, **params)
+        self.n = self.params.pop("n")
+        self.d = check_int("d (dimension)", d, 1)
+        self.seed = as_seed(seed)
+        self._draw(np.random.default_rng(self.seed))
+
+    @classmethod
+    def check_params(cls, n: int, **params) -> dict:
+        """Validate ``n`` and the family's parameters; return them normalised (with ``n``)."""
+        raise NotImplementedError
+
+    def _draw(self, rng: np.random.Generator) -> None:
+        raise NotImplementedError
+
+    def _hash(self, batch: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def hash(self, batch) -> np.ndarray:
+        """Hash a batch; see the family's docstring for the accepted shape. Returns int64 ids."""
+        if self.input_kind == "vectors":
+            batch = as_vectors(batch, self.d)
+        return self._hash(batch)
+
+    __call__ = hash
+
+    @classmethod
+    def sample_reduced(cls, n: int, cosines: np.ndarray, rng: np.random.Generator, **params):
+        """Sample collision indicators from the sufficient statistics, one fresh function each.
+
+        Args:
+            n: number of buckets.
+            cosines: float64[B], the cosine of the unit-vector pair of each trial.
+            rng: the generator of this block of trials.
+            **params: family parameters, as for the constructor.
+
+        Returns:
+            bool[B]: whether each pair collided under an independent draw of the function.
+        """
+        raise ValueError(f"mode='reduced' is not available for family '{cls.name}'")
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}(n={self.n}, d={self.d}{extra})"
+
+
+def project(x: np.ndarray, g: np.ndarray, r0: int, r1: int) -> np.ndarray:
+    """Return ``x[r0:r1] @ g.T`` in the dtype of ``x`` (BLAS)."""
+    return x[r0:r1] @ g.T
+
+
+def weights_like(g64: np.ndarray, cache: dict, dtype) -> np.ndarray:
+    """Return ``g64`` cast to ``dtype`` (cached, so float32 batches run in single precision)."""
+    w = cache.get(dtype)
+    if w is None:
+        w = cache[dtype] = np.ascontiguousarray(g64, dtype=dtype)
+    return w
+
+
+@numba.njit(cache=True)
+def _argmax_update(tile, c0, best_val, best_idx, r0, signed_half):  # pragma: no cover - jit
+    """Fold a score tile into a running argmax.
+
+    ``tile[i, j]`` is the score of row ``r0 + i`` against centre ``c0 + j``. Without
+    ``signed_half`` the score is compared as is (Voronoi); with ``signed_half = m > 0`` the
+    candidate buckets are ``+e_j`` (id ``j``) and ``-e_j`` (id ``j + m``) with value ``|y_j|``
+    (cross-polytope). Ties keep the lower id, as ``numpy.argmax`` does.
+    """
+    rows, cols = tile.shape
+    for i in range(rows):
+        bv = best_val[r0 + i]
+        bi = best_idx[r0 + i]
+        for j in range(cols):
+            v = tile[i, j]
+            if signed_half > 0:
+                if v >= 0:
+                    if v > bv or (v == bv and c0 + j < bi):
+                        bv = v
+                        bi = c0 + j
+                else:
+                    if -v > bv or (-v == bv and c0 + j + signed_half < bi):
+                        bv = -v
+                        bi = c0 + j + signed_half
+            elif v > bv:
+                bv = v
+                bi = c0 + j
+        best_val[r0 + i] = bv
+        best_idx[r0 + i] = bi
+
+
+def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarray:
+    """Bucket of each row of ``x``: argmax of ``g @ x_i`` (or of the ±coordinates) without
+    materialising the ``m x rows(g)`` matrix.
+
+    Args:
+        x: float[m, d], C-contiguous.
+        g: float[c, d] in the same dtype.
+        signed_half: 0 for a plain argmax; ``c`` for the cross-polytope argmax over ``±g_j``.
+
+    Returns:
+        int64[m].
+    """
+    m = x.shape[0]
+    best_val = np.full(m, -np.inf, dtype=np.float64)
+    best_idx = np.zeros(m, dtype=np.int64)
+    c = g.shape[0]
+    col_blocks = [(c0, g[c0 : c0 + COL_TILE]) for c0 in range(0, c, COL_TILE)]
+    for r0 in range(0, m, ROW_TILE):
+        r1 = min(m, r0 + ROW_TILE)
+        for c0, gb in col_blocks:
+            _argmax_update(project(x, gb, r0, r1), c0, best_val, best_idx, r0, signed_half)
+    return best_idx

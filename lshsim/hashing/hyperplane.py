@@ -1,0 +1,234 @@
+"""Hyperplane LSH: SimHash (Charikar 2002) and p-stable equispaced hyperplanes (Datar et al. 2004).
+
+SimHash
+    ``k = log2(n)`` Gaussian directions ``g_j``; bit ``j`` is ``[g_j . x > 0]`` and the bucket is
+    ``sum_j bit_j 2^j``. For unit ``x, y`` at cosine ``a`` each bit agrees with probability
+    ``1 - arccos(a)/pi`` independently, so ``P = (1 - arccos(a)/pi)^k`` exactly.
+
+p-stable
+    ``k`` Gaussian directions ``g_j`` and offsets ``b_j ~ U[0, w)``; the cell of ``x`` along
+    direction ``j`` is ``c_j = floor((g_j . x + b_j) / w)``. The cell vector is mapped into
+    ``[0, n)`` with radix ``r = n^(1/k)`` (``n`` must be a perfect ``k``-th power):
+    ``bucket = sum_j (c_j mod r) r^j``.
+
+    What the mapping adds: two points collide along direction ``j`` when their cells are
+    congruent mod ``r``, not only equal. With ``D = g_j . (x - y) ~ N(0, c^2)`` (``c`` the
+    Euclidean distance) and ``tri(t) = max(0, 1 - |t|)``, the offset makes
+    ``P(c_j(x) - c_j(y) = t | D) = tri(D/w - t)``, so the per-direction probability is
+    ``q = sum_{t in Z} E[tri(D/w - t r)]``. The ``t = 0`` term is Datar et al.'s
+    ``p(c) = 1 - 2 Phi(-w/c) - 2/(sqrt(2 pi) w/c) (1 - exp(-w^2 / (2 c^2)))``; the ``t != 0``
+    terms are the wrap-around added by the mapping (negligible once ``r w >> c``). Directions
+    are independent, so ``P = q^k``. See :func:`lshsim.theory.pstable_probability`.
+
+References:
+    M. Charikar, "Similarity estimation techniques from rounding algorithms", STOC 2002.
+    M. Datar, N. Immorlica, P. Indyk, V. Mirrokni, "Locality-sensitive hashing scheme based on
+    p-stable distributions", SoCG 2004.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from lshsim._validate import check_buckets, check_float, check_int
+from lshsim.hashing.base import ROW_TILE, HashFamily, project, weights_like
+
+
+@numba.njit(cache=True)
+def simhash_pack(proj, out, r0):  # pragma: no cover - jit
+    """Pack sign bits: ``out[r0 + i] = sum_j [proj[i, j] > 0] 2^j``; proj is float[rows, k]."""
+    rows, k = proj.shape
+    for i in range(rows):
+        h = 0
+        for j in range(k):
+            if proj[i, j] > 0:
+                h |= np.int64(1) << j
+        out[r0 + i] = h
+
+
+@numba.njit(cache=True)
+def pstable_cells(proj, offsets, w, r, out, r0):  # pragma: no cover - jit
+    """``out[r0 + i] = sum_j (floor((proj[i, j] + b_j) / w) mod r) r^j``; proj is float[rows, k].
+
+    The digit is computed in floating point as ``c - r floor(c / r)``, exact while
+    ``|c| < 2^52``; beyond that the cell index itself is no longer exact.
+    """
+    rows, k = proj.shape
+    for i in range(rows):
+        h = 0
+        mult = 1
+        for j in range(k):
+            c = math.floor((proj[i, j] + offsets[j]) / w)
+            digit = c - r * math.floor(c / r)
+            dg = np.int64(digit)
+            if dg < 0 or dg >= r:  # only reachable past 2^52 cells
+                dg = 0
+            h += dg * mult
+            mult *= r
+        out[r0 + i] = h
+
+
+@numba.njit(cache=True)
+def _simhash_reduced(z, cosines, out):  # pragma: no cover - jit
+    """Collision of each trial from k bivariate-normal pairs (u, a u + sqrt(1-a^2) v)."""
+    trials, k, _ = z.shape
+    for t in range(trials):
+        a = cosines[t]
+        s = math.sqrt(max(0.0, 1.0 - a * a))
+        hit = True
+        for j in range(k):
+            u = z[t, j, 0]
+            v = a * u + s * z[t, j, 1]
+            if (u > 0) != (v > 0):
+                hit = False
+                break
+        out[t] = hit
+
+
+@numba.njit(cache=True)
+def _pstable_reduced(z, offsets, cosines, w, r, out):  # pragma: no cover - jit
+    """Collision of each trial from k projection pairs and offsets (cells compared mod r)."""
+    trials, k, _ = z.shape
+    for t in range(trials):
+        a = cosines[t]
+        s = math.sqrt(max(0.0, 1.0 - a * a))
+        hit = True
+        for j in range(k):
+            u = z[t, j, 0]
+            v = a * u + s * z[t, j, 1]
+            b = offsets[t, j] * w
+            cu = math.floor((u + b) / w)
+            cv = math.floor((v + b) / w)
+            du = cu - r * math.floor(cu / r)
+            dv = cv - r * math.floor(cv / r)
+            if du != dv:
+                hit = False
+                break
+        out[t] = hit
+
+
+def _radix(n: int, k: int) -> int | None:
+    """The integer ``r >= 2`` with ``r^k == n``, or None."""
+    r = round(n ** (1.0 / k))
+    for cand in (r - 1, r, r + 1):
+        if cand >= 2 and cand**k == n:
+            return cand
+    return None
+
+
+def _chunked_rows(x: np.ndarray, g: np.ndarray, reduce, *args) -> np.ndarray:
+    out = np.empty(x.shape[0], dtype=np.int64)
+    for r0 in range(0, x.shape[0], ROW_TILE * 16):
+        r1 = min(x.shape[0], r0 + ROW_TILE * 16)
+        reduce(project(x, g, r0, r1), *args, out, r0)
+    return out
+
+
+class SimHash(HashFamily):
+    """SimHash: ``n = 2^k`` buckets from the signs of ``k`` Gaussian projections.
+
+    ``hash(batch)`` takes float32/float64 ``(m, d)`` vectors and returns int64[m].
+    Zero projections count as negative (bit 0).
+    """
+
+    name = "simhash"
+    reduced = True
+
+    @classmethod
+    def check_params(cls, n, **params):
+        """Validate: ``n`` a power of two in ``[2, 2^62]``; no other parameters."""
+        if params:
+            raise ValueError(f"unknown parameter(s) for simhash: {', '.join(params)}")
+        n = check_buckets(n, power_of_two=True, family=cls.name)
+        return {"n": n}
+
+    @property
+    def k(self) -> int:
+        """Number of hyperplanes, ``log2(n)``."""
+        return self.n.bit_length() - 1
+
+    def _draw(self, rng):
+        self.planes = rng.standard_normal((self.k, self.d))
+        self._cast = {}
+
+    def _hash(self, x):
+        g = weights_like(self.planes, self._cast, x.dtype)
+        return _chunked_rows(x, g, simhash_pack)
+
+    @classmethod
+    def sample_reduced(cls, n, cosines, rng, **params):
+        """Per hyperplane, the projection pair is bivariate normal with correlation ``a``."""
+        n = cls.check_params(n, **params)["n"]
+        k = n.bit_length() - 1
+        z = rng.standard_normal((cosines.shape[0], k, 2))
+        out = np.empty(cosines.shape[0], dtype=np.bool_)
+        _simhash_reduced(z, cosines, out)
+        return out
+
+
+class PStable(HashFamily):
+    """Datar et al. equispaced parallel hyperplanes with the radix mapping into ``[0, n)``.
+
+    Params:
+        k: number of directions (default ``log2(n)``, which needs ``n`` a power of two).
+        w: cell width, > 0 (default 4.0, E2LSH's choice for unit-scale projections).
+
+    ``n`` must equal ``r^k`` for an integer radix ``r >= 2``. ``hash(batch)`` takes float
+    ``(m, d)`` vectors and returns int64[m].
+    """
+
+    name = "pstable"
+    reduced = True
+
+    @classmethod
+    def check_params(cls, n, k=None, w=4.0, **params):
+        """Validate ``n = r^k`` (``r >= 2``), ``k >= 1`` and ``w > 0``."""
+        if params:
+            raise ValueError(f"unknown parameter(s) for pstable: {', '.join(params)}")
+        n = check_buckets(n)
+        if k is None:
+            if n & (n - 1):
+                raise ValueError(
+                    f"n (buckets) must be a power of two for family 'pstable' unless k is "
+                    f"given (n = r^k), got {n}"
+                )
+            k = n.bit_length() - 1
+        k = check_int("k (directions)", k, 1, 62)
+        if _radix(n, k) is None:
+            raise ValueError(
+                f"n (buckets) must be r^k for an integer radix r >= 2 with k={k}, got {n}"
+            )
+        w = check_float("w (width)", w, 0.0, 1e300, lo_open=True)
+        return {"n": n, "k": k, "w": w}
+
+    @property
+    def radix(self) -> int:
+        """Cells per direction after the mapping, ``r = n^(1/k)``."""
+        return _radix(self.n, self.params["k"])
+
+    def _draw(self, rng):
+        k, w = self.params["k"], self.params["w"]
+        self.directions = rng.standard_normal((k, self.d))
+        self.offsets = rng.uniform(0.0, w, size=k)
+        self._cast = {}
+
+    def _hash(self, x):
+        g = weights_like(self.directions, self._cast, x.dtype)
+        return _chunked_rows(
+            x, g, pstable_cells, self.offsets, self.params["w"], float(self.radix)
+        )
+
+    @classmethod
+    def sample_reduced(cls, n, cosines, rng, **params):
+        """Per direction, the projections of unit ``x, y`` are bivariate normal, corr ``a``."""
+        p = cls.check_params(n, **params)
+        k, w = p["k"], p["w"]
+        r = float(_radix(p["n"], k))
+        z = rng.standard_normal((cosines.shape[0], k, 2))
+        offsets = rng.random((cosines.shape[0], k))
+        out = np.empty(cosines.shape[0], dtype=np.bool_)
+        _pstable_reduced(z, offsets, cosines, w, r, out)
+        return out

@@ -1,0 +1,52 @@
+"""Token-ID lookup: each token is routed by its vocabulary id alone, ``bucket = id mod n``.
+
+With ``n >= V`` every token has its own bucket, so the fraction of positions at which two
+aligned sentences that share a fraction ``f`` of their tokens use the same bucket is exactly
+``f``, whatever ``n`` (the paper's Token-ID rate). With ``n < V`` distinct tokens can share a
+bucket, which only adds collisions. There is no randomness: ``seed`` is accepted for a uniform
+interface and ignored.
+
+Reference: the paper, Sec. 3.2 ("Token-ID Lookup").
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from lshsim._validate import as_token_ids, check_buckets
+from lshsim.hashing.base import HashFamily
+
+
+@numba.njit(cache=True)
+def tokenid_buckets(tokens, n, out):  # pragma: no cover - jit
+    """``out[i] = tokens[i] mod n`` for flat non-negative int64 ``tokens``."""
+    for i in range(tokens.shape[0]):
+        out[i] = tokens[i] % n
+
+
+class TokenID(HashFamily):
+    """Token-ID routing. ``hash(tokens)`` maps an int array of any shape (ids >= 0) to int64
+    bucket ids of the same shape; a 1-D batch of ``m`` tokens gives int64[m]."""
+
+    name = "tokenid"
+    input_kind = "tokens"
+
+    @classmethod
+    def check_params(cls, n, **params):
+        """Validate ``n`` in ``[2, 2^62]``; no other parameters."""
+        if params:
+            raise ValueError(f"unknown parameter(s) for tokenid: {', '.join(params)}")
+        return {"n": check_buckets(n)}
+
+    def _draw(self, rng):
+        pass
+
+    def _hash(self, tokens):
+        tokens = as_token_ids(tokens, "batch")
+        if tokens.size and tokens.min() < 0:
+            raise ValueError("batch token ids must be >= 0 for family 'tokenid'")
+        flat = tokens.reshape(-1)
+        out = np.empty(flat.shape[0], dtype=np.int64)
+        tokenid_buckets(flat, np.int64(self.n), out)
+        return out.reshape(tokens.shape)
