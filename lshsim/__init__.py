@@ -1,5 +1,7 @@
-"""lshsim: collision-probability simulation and exact theory for lookup functions of sparse
-models, after "The Power of External Memory in Increasing Predictive Model Capacity"."""
+"""lshsim: collision-probability simulation and exact theory for sparse-model lookups.
+
+After "The Power of External Memory in Increasing Predictive Model Capacity".
+"""
 
 from lshsim.hashing import FAMILIES, make_family
 

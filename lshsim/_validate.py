@@ -24,9 +24,14 @@ def check_int(name: str, value, lo: int, hi: int | None = None) -> int:
             raise ValueError(f"{name} must be an integer, got {value!r}")
     value = int(value)
     if value < lo or (hi is not None and value > hi):
-        rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
+        rng = f"in [{lo}, {_fmt(hi)}]" if hi is not None else f">= {lo}"
         raise ValueError(f"{name} must be an integer {rng}, got {value}")
     return value
+
+
+def _fmt(v: int) -> str:
+    """Large powers of two read better as ``2^k``."""
+    return f"2^{v.bit_length() - 1}" if v >= 2**32 and not v & (v - 1) else str(v)
 
 
 def check_float(
@@ -50,7 +55,7 @@ def check_float(
 
 
 def check_buckets(n, *, power_of_two: bool = False, even: bool = False, family: str = "") -> int:
-    """Validate a bucket count ``n``: an integer in ``[2, 2^62]``, optionally a power of two/even."""
+    """Validate a bucket count: an integer in ``[2, 2^62]``, optionally a power of two or even."""
     n = check_int("n (buckets)", n, 2, MAX_BUCKETS)
     who = f" for family '{family}'" if family else ""
     if power_of_two and n & (n - 1):

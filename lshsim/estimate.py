@@ -72,7 +72,10 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     denom = 1.0 + z2 / trials
     centre = (p + z2 / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # the endpoints at k = 0 and k = n are exactly 0 and 1; keep rounding from moving them
+    lo = 0.0 if successes == 0 else max(0.0, min(p, centre - half))
+    hi = 1.0 if successes == trials else min(1.0, max(p, centre + half))
+    return lo, hi
 
 
 @dataclass(frozen=True)

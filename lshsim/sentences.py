@@ -34,7 +34,7 @@ def shared_tokens(overlap: float, length: int) -> int:
     """Number of shared tokens, ``round(f l)`` with halves rounded up."""
     overlap = check_float("overlap (f)", overlap, 0.0, 1.0)
     length = check_int("length (l)", length, 1)
-    return int(math.floor(overlap * length + 0.5))
+    return math.floor(overlap * length + 0.5)
 
 
 def unit_vectors(shape: tuple[int, ...], dim: int, rng: np.random.Generator) -> np.ndarray:
@@ -54,7 +54,7 @@ def embedding_table(vocab: int, dim: int, seed=0) -> np.ndarray:
 
 
 def _distinct_ids(count: int, k: int, vocab: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` rows of ``k`` distinct ids uniform in ``[0, vocab)``, each row uniformly ordered."""
+    """``count`` rows of ``k`` distinct ids, uniform in ``[0, vocab)`` and uniformly ordered."""
     if k * k <= vocab:  # a row has duplicates with probability <= k^2 / (2 V) <= 1/2
         ids = rng.integers(0, vocab, size=(count, k))
         while True:

@@ -30,9 +30,7 @@ def get_family(name: str) -> type[HashFamily]:
     try:
         return FAMILIES[name]
     except KeyError:
-        raise ValueError(
-            f"family must be one of {', '.join(FAMILIES)}, got {name!r}"
-        ) from None
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {name!r}") from None
 
 
 def make_family(name: str, n: int, d: int, seed=0, **params) -> HashFamily:

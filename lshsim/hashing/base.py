@@ -132,8 +132,9 @@ def _argmax_update(tile, c0, best_val, best_idx, r0, signed_half):  # pragma: no
 
 
 def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarray:
-    """Bucket of each row of ``x``: argmax of ``g @ x_i`` (or of the ±coordinates) without
-    materialising the ``m x rows(g)`` matrix.
+    """Bucket of each row of ``x``: argmax of ``g @ x_i`` (or of its ±coordinates), tile by tile.
+
+    The ``m x rows(g)`` score matrix is never materialised.
 
     Args:
         x: float[m, d], C-contiguous.

@@ -112,6 +112,8 @@ def _pstable_reduced(z, offsets, cosines, w, r, out):  # pragma: no cover - jit
 
 def _radix(n: int, k: int) -> int | None:
     """The integer ``r >= 2`` with ``r^k == n``, or None."""
+    if k == 1:  # n ** 1.0 rounds to a float: for n > 2^53 r = n would be missed
+        return n if n >= 2 else None
     r = round(n ** (1.0 / k))
     for cand in (r - 1, r, r + 1):
         if cand >= 2 and cand**k == n:
@@ -217,9 +219,7 @@ class PStable(HashFamily):
 
     def _hash(self, x):
         g = weights_like(self.directions, self._cast, x.dtype)
-        return _chunked_rows(
-            x, g, pstable_cells, self.offsets, self.params["w"], float(self.radix)
-        )
+        return _chunked_rows(x, g, pstable_cells, self.offsets, self.params["w"], float(self.radix))
 
     @classmethod
     def sample_reduced(cls, n, cosines, rng, **params):

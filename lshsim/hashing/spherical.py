@@ -161,7 +161,8 @@ def hadamard_crosspolytope(x, signs, m, out):  # pragma: no cover - jit
         x: float[rows, d].
         signs: float64[R, D] of ±1, ``D`` a power of two ``>= d``.
         m: number of kept coordinates (``n = 2m``), ``m <= D``.
-        out: int64[rows], written with ``j`` (``+e_j``) or ``j + m`` (``-e_j``).
+        out: int64[rows], written with ``j`` (``+e_j``) or ``j + m`` (``-e_j``); ties keep
+            the lower id, as ``numpy.argmax`` over ``concat([y, -y])`` (and the Gaussian path).
     """
     rows, d = x.shape
     rounds, dd = signs.shape
@@ -180,7 +181,8 @@ def hadamard_crosspolytope(x, signs, m, out):  # pragma: no cover - jit
         for j in range(m):
             v = buf[j]
             if v >= 0:
-                if v > best:
+                # a tie with an earlier -e_j' (id j' + m > j) goes to the lower id j
+                if v > best or (v == best and j < bid):
                     best = v
                     bid = j
             elif -v > best:

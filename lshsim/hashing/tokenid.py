@@ -26,8 +26,11 @@ def tokenid_buckets(tokens, n, out):  # pragma: no cover - jit
 
 
 class TokenID(HashFamily):
-    """Token-ID routing. ``hash(tokens)`` maps an int array of any shape (ids >= 0) to int64
-    bucket ids of the same shape; a 1-D batch of ``m`` tokens gives int64[m]."""
+    """Token-ID routing: ``bucket = id mod n``.
+
+    ``hash(tokens)`` maps an int array of any shape (ids >= 0) to int64 bucket ids of the same
+    shape; a 1-D batch of ``m`` tokens gives int64[m].
+    """
 
     name = "tokenid"
     input_kind = "tokens"

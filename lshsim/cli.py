@@ -1,0 +1,261 @@
+"""The ``lshsim`` command line.
+
+Usage errors (bad values, impossible combinations) print one line ``lshsim: error: ...`` on
+stderr and exit with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from lshsim import __version__
+from lshsim.estimate import MODES, estimate_collision
+from lshsim.hashing import FAMILIES
+
+_FAMILY_HELP = {
+    "simhash": "sign bits of k = log2(n) Gaussian projections (n a power of two)",
+    "pstable": "Datar et al. equispaced hyperplanes, k directions of width w, radix map (n = r^k)",
+    "voronoi": "argmax of n Gaussian centres = softmax top-1 with a random router",
+    "crosspolytope": "closest of ±e_j after a rotation, n = 2m (gaussian or hadamard rotation)",
+    "minhash": "min-hash of the token set, exact mod 2^61-1; k concatenated min-hashes",
+    "tokenid": "token id mod n (per-token routing; one trial per aligned position)",
+}
+
+_DESCRIPTION = """\
+lshsim: how often does a lookup function route two similar inputs to the same bucket?
+
+Simulate the lookup families of "The Power of External Memory in Increasing Predictive Model
+Capacity" (Theorem 1) on sentence pairs that share a fraction f of their tokens, or on unit
+vectors at an exact cosine, and get a collision-probability estimate with a Wilson 95% CI.
+"""
+
+_SIMULATE_EPILOG = (
+    """\
+families:
+"""
+    + "\n".join(f"  {k:14s} {v}" for k, v in _FAMILY_HELP.items())
+    + """
+
+examples:
+  lshsim simulate --family voronoi --buckets 1024 --overlap 0.5
+  lshsim simulate --family simhash --buckets 65536 --cosine 0.9 --mode reduced --json
+  lshsim simulate --family crosspolytope --rotation hadamard --buckets 256 --cosine 0.8
+  lshsim simulate --family minhash --buckets 1048576 --overlap 0.3 --k 2
+"""
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line (``lshsim: error: ...``) and exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"lshsim: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``lshsim`` argument parser (exposed for documentation and tests)."""
+    parser = _Parser(
+        prog="lshsim", description=_DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"lshsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    sim = sub.add_parser(
+        "simulate",
+        help="estimate a family's collision probability with a 95%% CI",
+        description="Estimate P[h(x) = h(y)] over a fresh hash function per trial, with a "
+        "Wilson 95% confidence interval.",
+        epilog=_SIMULATE_EPILOG,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    sim.add_argument(
+        "--family",
+        required=True,
+        choices=list(FAMILIES),
+        metavar="F",
+        help="lookup family: " + ", ".join(FAMILIES),
+    )
+    sim.add_argument(
+        "--buckets",
+        required=True,
+        type=int,
+        metavar="N",
+        help="number of buckets n (>= 2; a power of two for simhash and default "
+        "pstable, even for crosspolytope)",
+    )
+    what = sim.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--overlap",
+        type=float,
+        metavar="f",
+        help="fraction f in [0, 1] of shared tokens (sentence model)",
+    )
+    what.add_argument(
+        "--cosine",
+        type=float,
+        metavar="a",
+        help="exact cosine a in [-1, 1] of two unit vectors (vector families)",
+    )
+    sim.add_argument(
+        "--dim",
+        type=int,
+        default=64,
+        metavar="d",
+        help="embedding dimension d (default 64; >= 2 with --overlap)",
+    )
+    sim.add_argument(
+        "--length",
+        type=int,
+        default=32,
+        metavar="l",
+        help="sentence length l in tokens (default 32)",
+    )
+    sim.add_argument(
+        "--vocab",
+        type=int,
+        default=32128,
+        metavar="V",
+        help="vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
+    )
+    sim.add_argument(
+        "--samples",
+        type=int,
+        default=10_000,
+        metavar="S",
+        help="number of sentence/vector pairs (default 10000)",
+    )
+    sim.add_argument(
+        "--seed", type=int, default=0, metavar="s", help="seed (default 0); same seed, same numbers"
+    )
+    sim.add_argument(
+        "--mode",
+        choices=MODES,
+        default="full",
+        help="full: hash real d-dim vectors; reduced: sample only the sufficient "
+        "statistics (exact; simhash, pstable, voronoi, gaussian crosspolytope)",
+    )
+    sim.add_argument(
+        "--rotation",
+        choices=("gaussian", "hadamard"),
+        help="crosspolytope rotation (default gaussian)",
+    )
+    sim.add_argument(
+        "--k",
+        type=int,
+        metavar="K",
+        help="pstable: directions (default log2 n); minhash: concatenated min-hashes (default 1)",
+    )
+    sim.add_argument(
+        "--width", type=float, metavar="W", help="pstable cell width w > 0 (default 4.0)"
+    )
+    sim.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
+    sim.set_defaults(func=_simulate)
+
+    fam = sub.add_parser("families", help="list the hash families and their parameters")
+    fam.add_argument("--json", action="store_true", help="print JSON")
+    fam.set_defaults(func=_families)
+    return parser
+
+
+def _family_params(args) -> dict:
+    params = {}
+    allowed = {"rotation": ("crosspolytope",), "k": ("pstable", "minhash"), "width": ("pstable",)}
+    for flag, fams in allowed.items():
+        value = getattr(args, flag)
+        if value is None:
+            continue
+        if args.family not in fams:
+            raise ValueError(f"--{flag} applies to {' and '.join(fams)}, not '{args.family}'")
+        params["w" if flag == "width" else flag] = value
+    return params
+
+
+def _simulate(args) -> int:
+    params = _family_params(args)
+    progress = not args.json and sys.stderr.isatty()
+    est = estimate_collision(
+        args.family,
+        args.buckets,
+        overlap=args.overlap,
+        cosine=args.cosine,
+        dim=args.dim,
+        length=args.length,
+        vocab=args.vocab,
+        samples=args.samples,
+        seed=args.seed,
+        mode=args.mode,
+        progress=progress,
+        **params,
+    )
+    if args.json:
+        print(json.dumps(est.to_dict()))
+        return 0
+    d = est.to_dict()
+    rows = [
+        ("family", est.family + "".join(f" {k}={v}" for k, v in est.params.items())),
+        ("buckets", est.n),
+    ]
+    if est.overlap is not None:
+        rows += [("overlap f", est.overlap), ("length l", est.length), ("vocab V", est.vocab)]
+    else:
+        rows += [("cosine a", est.cosine)]
+    rows += [
+        ("dim d", est.dim),
+        ("mode", est.mode),
+        ("seed", est.seed),
+        ("estimate", f"{d['estimate']:.6g}"),
+        ("95% CI", f"[{d['ci_low']:.6g}, {d['ci_high']:.6g}]"),
+        (
+            "samples",
+            f"{est.successes} / {est.samples}"
+            + (
+                f" ({est.pairs} pairs x {est.length} positions)"
+                if est.samples != est.pairs
+                else " pairs"
+            ),
+        ),
+        ("seconds", f"{est.seconds:.3f}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def _families(args) -> int:
+    rows = [
+        {
+            "name": name,
+            "input": cls.input_kind,
+            "reduced": cls.reduced,
+            "description": _FAMILY_HELP[name],
+        }
+        for name, cls in FAMILIES.items()
+    ]
+    if args.json:
+        print(json.dumps({"families": rows}))
+    else:
+        for r in rows:
+            print(f"{r['name']:<14s} {r['input']:<11s} {r['description']}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``lshsim`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as exc:
+        print(f"lshsim: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lshsim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
