@@ -34,7 +34,10 @@ def shared_tokens(overlap: float, length: int) -> int:
     """Number of shared tokens, ``round(f l)`` with halves rounded up."""
     overlap = check_float("overlap (f)", overlap, 0.0, 1.0)
     length = check_int("length (l)", length, 1)
-    return math.floor(overlap * length + 0.5)
+    # f l is a rounded product: an exact half (0.7 * 45 = 31.5) can land an ulp below it, so
+    # round half up with a relative slack of 1e-12, far above the rounding error (~1e-16)
+    x = overlap * length
+    return math.floor(x + 0.5 + 1e-12 * max(1.0, x))
 
 
 def unit_vectors(shape: tuple[int, ...], dim: int, rng: np.random.Generator) -> np.ndarray:
@@ -63,7 +66,8 @@ def _distinct_ids(count: int, k: int, vocab: int, rng: np.random.Generator) -> n
             if bad.size == 0:
                 return ids
             ids[bad] = rng.integers(0, vocab, size=(bad.size, k))
-    return np.stack([rng.choice(vocab, size=k, replace=False) for _ in range(count)])
+    rows = [rng.choice(vocab, size=k, replace=False) for _ in range(count)]
+    return np.stack(rows) if rows else np.empty((0, k), dtype=np.int64)  # count = 0 is valid
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,7 @@ def sentence_cosines(
     Returns:
         float64[count] cosines in [-1, 1].
     """
+    count = check_int("count", count, 0)
     s = shared_tokens(overlap, length)
     dim = check_int("dim (d)", dim, 2)
     k = 2 * length - s

@@ -53,8 +53,9 @@ def simhash_pack(proj, out, r0):  # pragma: no cover - jit
 def pstable_cells(proj, offsets, w, r, out, r0):  # pragma: no cover - jit
     """``out[r0 + i] = sum_j (floor((proj[i, j] + b_j) / w) mod r) r^j``; proj is float[rows, k].
 
-    The digit is computed in floating point as ``c - r floor(c / r)``, exact while
-    ``|c| < 2^52``; beyond that the cell index itself is no longer exact.
+    ``r`` is an int64 and the digit is the integer ``c mod r`` (floating point would round
+    it once ``r > 2^53``, e.g. ``k = 1``); the cell index ``c`` itself is exact while
+    ``|c| < 2^53``.
     """
     rows, k = proj.shape
     for i in range(rows):
@@ -62,10 +63,7 @@ def pstable_cells(proj, offsets, w, r, out, r0):  # pragma: no cover - jit
         mult = 1
         for j in range(k):
             c = math.floor((proj[i, j] + offsets[j]) / w)
-            digit = c - r * math.floor(c / r)
-            dg = np.int64(digit)
-            if dg < 0 or dg >= r:  # only reachable past 2^52 cells
-                dg = 0
+            dg = np.int64(c) % r  # Python semantics: in [0, r) for r > 0
             h += dg * mult
             mult *= r
         out[r0 + i] = h
@@ -102,9 +100,7 @@ def _pstable_reduced(z, offsets, cosines, w, r, out):  # pragma: no cover - jit
             b = offsets[t, j] * w
             cu = math.floor((u + b) / w)
             cv = math.floor((v + b) / w)
-            du = cu - r * math.floor(cu / r)
-            dv = cv - r * math.floor(cv / r)
-            if du != dv:
+            if np.int64(cu) % r != np.int64(cv) % r:
                 hit = False
                 break
         out[t] = hit
@@ -219,14 +215,15 @@ class PStable(HashFamily):
 
     def _hash(self, x):
         g = weights_like(self.directions, self._cast, x.dtype)
-        return _chunked_rows(x, g, pstable_cells, self.offsets, self.params["w"], float(self.radix))
+        r = np.int64(self.radix)
+        return _chunked_rows(x, g, pstable_cells, self.offsets, self.params["w"], r)
 
     @classmethod
     def sample_reduced(cls, n, cosines, rng, **params):
         """Per direction, the projections of unit ``x, y`` are bivariate normal, corr ``a``."""
         p = cls.check_params(n, **params)
         k, w = p["k"], p["w"]
-        r = float(_radix(p["n"], k))
+        r = np.int64(_radix(p["n"], k))
         z = rng.standard_normal((cosines.shape[0], k, 2))
         offsets = rng.random((cosines.shape[0], k))
         out = np.empty(cosines.shape[0], dtype=np.bool_)

@@ -137,7 +137,7 @@ class MinHash(HashFamily):
     def min_hashes(self, tokens) -> np.ndarray:
         """The ``k`` min-hash values of each row: uint64[m, k] in ``[0, 2^61 - 1)``."""
         tokens = as_token_ids(tokens, "batch", ndim=2)
-        if tokens.shape[1] == 0 or (tokens.shape[0] and (tokens.max(axis=1) < 0).any()):
+        if tokens.shape[0] and (tokens.shape[1] == 0 or (tokens.max(axis=1) < 0).any()):
             raise ValueError("batch rows must each hold at least one token id >= 0")
         values = np.empty((tokens.shape[0], self.params["k"]), dtype=np.uint64)
         minhash_values(tokens, self.a, self.b, values)

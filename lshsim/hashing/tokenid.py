@@ -46,10 +46,11 @@ class TokenID(HashFamily):
         pass
 
     def _hash(self, tokens):
+        shape = np.shape(tokens)  # as_token_ids makes a 0-d scalar 1-D; keep its shape
         tokens = as_token_ids(tokens, "batch")
         if tokens.size and tokens.min() < 0:
             raise ValueError("batch token ids must be >= 0 for family 'tokenid'")
         flat = tokens.reshape(-1)
         out = np.empty(flat.shape[0], dtype=np.int64)
         tokenid_buckets(flat, np.int64(self.n), out)
-        return out.reshape(tokens.shape)
+        return out.reshape(shape)

@@ -1,0 +1,345 @@
+"""The sentence-pair model: token structure, embeddings, and the two cosine samplers."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from scipy import stats
+
+from lshsim.sentences import (
+    cosine_pairs,
+    embedding_table,
+    sentence_cosines,
+    sentence_pairs,
+    shared_tokens,
+)
+
+SEEDS = st.integers(0, 2**32 - 1)
+#: Width of the acceptance interval, in standard errors, of the distribution comparisons.
+Z_TOL = 5.0
+
+
+@st.composite
+def models(draw, max_length: int = 40):
+    """``(count, f, l, V, s)``: a valid sentence model, V from tight (``2l - s``) to huge."""
+    length = draw(st.integers(1, max_length))
+    overlap = draw(st.floats(0.0, 1.0))
+    s = shared_tokens(overlap, length)
+    slack = draw(st.one_of(st.just(0), st.integers(0, 60), st.integers(0, 10**9)))
+    return draw(st.integers(0, 25)), overlap, length, 2 * length - s + slack, s
+
+
+def exact_shared(i: int, q: int, length: int) -> int:
+    """``round_half_up(f l)`` for ``f = i / q``, in exact rational arithmetic."""
+    return math.floor(Fraction(i, q) * length + Fraction(1, 2))
+
+
+def normalise(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+# -- tokens -----------------------------------------------------------------------------------
+
+
+@given(model=models(), seed=SEEDS)
+def test_tokens_distinct_within_pair_union(model, seed):
+    """Distinct tokens: each sentence has ``l`` distinct ids in ``[0, V)`` and the pair's union
+    has exactly ``2l - s`` distinct ids."""
+    count, overlap, length, vocab, s = model
+    p = sentence_pairs(
+        count, overlap, length=length, vocab=vocab, rng=np.random.default_rng(seed), embed=False
+    )
+    assert p.tokens1.shape == p.tokens2.shape == (count, length)
+    assert p.tokens1.dtype == p.tokens2.dtype == np.int64
+    assert p.shared == s
+    for t1, t2 in zip(p.tokens1.tolist(), p.tokens2.tolist(), strict=True):
+        assert len(set(t1)) == len(set(t2)) == length
+        assert len(set(t1) | set(t2)) == 2 * length - s
+        assert all(0 <= t < vocab for t in t1 + t2)
+
+
+@given(model=models(), seed=SEEDS)
+def test_shared_tokens_sit_at_aligned_positions(model, seed):
+    """Alignment: the sentences agree at exactly ``s`` positions and share no other token."""
+    count, overlap, length, vocab, s = model
+    p = sentence_pairs(
+        count, overlap, length=length, vocab=vocab, rng=np.random.default_rng(seed), embed=False
+    )
+    assert ((p.tokens1 == p.tokens2).sum(axis=1) == s).all()
+    for t1, t2 in zip(p.tokens1.tolist(), p.tokens2.tolist(), strict=True):
+        assert len(set(t1) & set(t2)) == s
+
+
+@given(model=models(), seed=SEEDS)
+def test_jaccard_of_token_sets(model, seed):
+    """Jaccard: the pair's token sets have Jaccard index exactly ``s / (2l - s)``."""
+    count, overlap, length, vocab, s = model
+    p = sentence_pairs(
+        count, overlap, length=length, vocab=vocab, rng=np.random.default_rng(seed), embed=False
+    )
+    for t1, t2 in zip(p.tokens1.tolist(), p.tokens2.tolist(), strict=True):
+        a, b = set(t1), set(t2)
+        assert Fraction(len(a & b), len(a | b)) == Fraction(s, 2 * length - s)
+
+
+@given(
+    frac=st.tuples(st.integers(1, 100), st.integers(0, 100)).map(lambda t: (min(t), t[0])),
+    length=st.integers(1, 500),
+)
+@example(frac=(7, 10), length=45)  # 0.7 * 45 rounds to 31.499999999999996 in floating point
+@example(frac=(1, 2), length=5)  # 2.5 -> 3 (Python's round gives 2)
+@example(frac=(1, 2), length=3)  # 1.5 -> 2
+@example(frac=(1, 6), length=3)  # 0.5 -> 1
+@example(frac=(1, 10), length=4)  # 0.4 -> 0
+def test_shared_count_rounds_half_up(frac, length):
+    """Shared count: ``s = round_half_up(f l)`` of the intended rational ``f = i / q``, exact
+    even where the floating-point product lands an ulp below a half."""
+    i, q = frac
+    assert shared_tokens(i / q, length) == exact_shared(i, q, length)
+
+
+@pytest.mark.parametrize(("length", "shared"), [(4, 2), (7, 3), (16, 0), (5, 5)])
+def test_replaced_positions_are_uniform(length, shared):
+    """Uniform positions: each position is replaced with probability ``(l - s) / l`` (every
+    count within ``Z_TOL`` binomial standard errors)."""
+    count = 20000
+    p = sentence_pairs(
+        count,
+        shared / length,
+        length=length,
+        vocab=10**6,
+        rng=np.random.default_rng(3),
+        embed=False,
+    )
+    replaced = (p.tokens1 != p.tokens2).sum(axis=0)
+    q = (length - shared) / length
+    se = math.sqrt(count * q * (1 - q))
+    assert (np.abs(replaced - count * q) <= Z_TOL * se + 1e-9).all(), replaced
+
+
+def test_token_ids_cover_the_vocabulary_uniformly():
+    """Uniform ids: with a tight and a loose vocabulary, every id is used about equally often."""
+    for vocab, length in [(12, 8), (50, 3)]:
+        p = sentence_pairs(4000, 0.5, length=length, vocab=vocab, rng=np.random.default_rng(4))
+        freq = np.bincount(np.concatenate([p.tokens1, p.tokens2]).ravel(), minlength=vocab)
+        assert stats.chisquare(freq).pvalue > 1e-3
+
+
+# -- embeddings -------------------------------------------------------------------------------
+
+
+@given(model=models(max_length=12), dim=st.integers(2, 40), seed=SEEDS)
+def test_representations_are_unit_vectors(model, dim, seed):
+    """Unit norm: both sentence representations have norm 1 (to 1e-12)."""
+    count, overlap, length, vocab, _ = model
+    p = sentence_pairs(
+        count, overlap, length=length, vocab=vocab, dim=dim, rng=np.random.default_rng(seed)
+    )
+    assert p.x1.shape == p.x2.shape == (count, dim)
+    np.testing.assert_allclose(np.linalg.norm(p.x1, axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(p.x2, axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+@given(
+    overlap=st.floats(0.0, 1.0),
+    length=st.integers(1, 12),
+    dim=st.integers(2, 16),
+    seed=SEEDS,
+)
+def test_representations_are_normalised_mean_embeddings(overlap, length, dim, seed):
+    """Mean embedding: with a table, ``x_i`` is the normalised mean of ``table[tokens_i]``."""
+    table = embedding_table(2 * length + 5, dim, seed=seed)
+    np.testing.assert_allclose(np.linalg.norm(table, axis=1), 1.0, rtol=0, atol=1e-12)
+    p = sentence_pairs(20, overlap, length=length, table=table, rng=np.random.default_rng(seed))
+    np.testing.assert_allclose(p.x1, normalise(table[p.tokens1].mean(axis=1)), atol=1e-12)
+    np.testing.assert_allclose(p.x2, normalise(table[p.tokens2].mean(axis=1)), atol=1e-12)
+
+
+def test_full_overlap_gives_identical_representations():
+    """``f = 1``: the sentences are equal, and so are their representations (cosine 1)."""
+    p = sentence_pairs(50, 1.0, length=8, dim=5, vocab=100, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(p.tokens1, p.tokens2)
+    np.testing.assert_array_equal(p.x1, p.x2)
+    q = sentence_pairs(50, 0.5, length=8, dim=5, vocab=100, rng=np.random.default_rng(0))
+    assert ((q.x1 * q.x2).sum(axis=1) < 1 - 1e-9).all()
+
+
+@given(overlap=st.floats(0.0, 1.0), length=st.integers(1, 20), seed=SEEDS)
+def test_same_seed_same_pairs(overlap, length, seed):
+    """Reproducibility: equal generator seeds give equal pairs; tokens do not depend on
+    ``embed``; another seed gives other pairs."""
+    kw = {"length": length, "vocab": 2 * length + 3, "dim": 6}
+    a = sentence_pairs(10, overlap, rng=np.random.default_rng(seed), **kw)
+    b = sentence_pairs(10, overlap, rng=np.random.default_rng(seed), **kw)
+    c = sentence_pairs(10, overlap, rng=np.random.default_rng(seed), embed=False, **kw)
+    for name in ("tokens1", "tokens2", "x1", "x2"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    np.testing.assert_array_equal(a.tokens1, c.tokens1)
+    np.testing.assert_array_equal(a.tokens2, c.tokens2)
+    assert c.x1 is None and c.x2 is None
+    other = sentence_pairs(10, overlap, rng=np.random.default_rng(seed + 1), **kw)
+    assert not np.array_equal(other.x1, a.x1)
+
+
+# -- cosine_pairs -------------------------------------------------------------------------------
+
+
+@given(
+    cosine=st.floats(-1.0, 1.0),
+    dim=st.integers(2, 200),
+    count=st.integers(0, 30),
+    seed=SEEDS,
+)
+@example(cosine=1.0, dim=2, count=5, seed=0)
+@example(cosine=-1.0, dim=3, count=5, seed=0)
+@example(cosine=0.0, dim=2, count=5, seed=0)
+def test_cosine_pairs_exact_cosine_and_unit_norms(cosine, dim, count, seed):
+    """Exact cosine: ``x . y = a`` and ``|x| = |y| = 1``, each to 1e-12, for ``d >= 2``."""
+    x, y = cosine_pairs(count, cosine, dim, np.random.default_rng(seed))
+    assert x.shape == y.shape == (count, dim)
+    np.testing.assert_allclose((x * y).sum(axis=1), cosine, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(y, axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_cosine_pairs_are_isotropic():
+    """Isotropy: ``x`` and the orthogonal part of ``y`` have mean zero coordinates (not a fixed
+    direction), each within ``Z_TOL`` standard errors of 0."""
+    count, dim = 20000, 5
+    x, y = cosine_pairs(count, 0.3, dim, np.random.default_rng(8))
+    orth = y - 0.3 * x
+    se = math.sqrt(1 / dim / count)  # a coordinate of a uniform unit vector has variance 1/d
+    assert (np.abs(x.mean(axis=0)) < Z_TOL * se).all()
+    assert (np.abs(orth.mean(axis=0)) < Z_TOL * se).all()
+
+
+def test_cosine_pairs_dimension_one_rule():
+    """``d = 1``: only cosines ±1 exist (``y = ±x``, unit); any other cosine is a ValueError."""
+    for a in (1.0, -1.0):
+        x, y = cosine_pairs(7, a, 1, np.random.default_rng(0))
+        np.testing.assert_array_equal(np.abs(x), 1.0)
+        np.testing.assert_array_equal(y, a * x)
+    for a in (0.0, 0.5, -0.999):
+        with pytest.raises(ValueError, match=r"cosine must be -1 or 1 when dim \(d\) = 1"):
+            cosine_pairs(3, a, 1, np.random.default_rng(0))
+
+
+# -- sentence_cosines: the reduced (Bartlett) sampler --------------------------------------------
+
+#: (f, l, d): s and K = 2l - s, including d < K (the Bartlett factor is then q = d rows).
+DISTRIBUTION_CASES = [
+    (0.5, 16, 8),  # s = 8, K = 24 > d
+    (0.25, 4, 64),  # s = 1, K = 7 < d
+    (0.75, 8, 3),  # s = 6, K = 10 > d
+    (0.0, 3, 2),  # s = 0, K = 6 > d = 2
+    (0.9, 10, 30),  # s = 9, K = 11 < d
+    (0.5, 2, 2),  # s = 1, K = 3: few tokens in few dimensions, most sensitive to the factor
+]
+SAMPLES = 20000
+
+
+def _both_samplers(overlap, length, dim, dim_reduced=None):
+    full = sentence_pairs(
+        SAMPLES, overlap, length=length, dim=dim, vocab=10**6, rng=np.random.default_rng(101)
+    )
+    cos_full = (full.x1 * full.x2).sum(axis=1)
+    cos_reduced = sentence_cosines(
+        SAMPLES, overlap, length=length, dim=dim_reduced or dim, rng=np.random.default_rng(202)
+    )
+    return cos_full, cos_reduced
+
+
+def _moment_z_scores(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """z-scores of the differences of the means and of the variances of two samples."""
+
+    def var_se2(v):
+        m4 = ((v - v.mean()) ** 4).mean()
+        return (m4 - v.var(ddof=1) ** 2) / v.size
+
+    z_mean = (a.mean() - b.mean()) / math.sqrt(a.var() / a.size + b.var() / b.size)
+    z_var = (a.var(ddof=1) - b.var(ddof=1)) / math.sqrt(var_se2(a) + var_se2(b))
+    return float(z_mean), float(z_var)
+
+
+@pytest.mark.parametrize(("overlap", "length", "dim"), DISTRIBUTION_CASES)
+def test_sentence_cosines_matches_sentence_pairs(overlap, length, dim):
+    """Same distribution: the Bartlett sampler's cosines and the cosines of explicit sentence
+    pairs agree in mean and variance (within ``Z_TOL`` standard errors) and pass a two-sample
+    Kolmogorov-Smirnov test (p > 1e-3), at fixed seeds."""
+    cos_full, cos_reduced = _both_samplers(overlap, length, dim)
+    assert cos_reduced.shape == (SAMPLES,)
+    assert ((cos_reduced >= -1) & (cos_reduced <= 1)).all()
+    z_mean, z_var = _moment_z_scores(cos_full, cos_reduced)
+    assert abs(z_mean) < Z_TOL, (z_mean, cos_full.mean(), cos_reduced.mean())
+    assert abs(z_var) < Z_TOL, (z_var, cos_full.var(), cos_reduced.var())
+    assert stats.ks_2samp(cos_full, cos_reduced).pvalue > 1e-3
+
+
+@pytest.mark.parametrize(
+    ("overlap", "length", "dim", "wrong_dim"), [(0.5, 16, 8, 12), (0.25, 4, 64, 48)]
+)
+def test_distribution_comparison_detects_a_wrong_dimension(overlap, length, dim, wrong_dim):
+    """Control for the test above: the same comparison rejects a sampler run at another ``d``
+    (mean or variance off by more than ``Z_TOL`` standard errors, and KS p < 1e-3)."""
+    cos_full, cos_reduced = _both_samplers(overlap, length, dim, dim_reduced=wrong_dim)
+    z_mean, z_var = _moment_z_scores(cos_full, cos_reduced)
+    assert max(abs(z_mean), abs(z_var)) > Z_TOL
+    assert stats.ks_2samp(cos_full, cos_reduced).pvalue < 1e-3
+
+
+def test_sentence_cosines_concentrate_at_s_over_l_for_huge_d():
+    """Cost independent of ``d``: at ``d = 10^12`` the embeddings are nearly orthonormal and
+    the cosine is ``s / l`` up to ``O(1/sqrt(d))`` (here within 1e-4)."""
+    cos = sentence_cosines(200, 0.3, length=10, dim=10**12, rng=np.random.default_rng(5))
+    np.testing.assert_allclose(cos, 3 / 10, rtol=0, atol=1e-4)
+
+
+def test_sentence_cosines_full_overlap_is_one():
+    """``f = 1``: both representations are the same vector, cosine 1 (to 1e-12)."""
+    cos = sentence_cosines(100, 1.0, length=6, dim=4, rng=np.random.default_rng(0))
+    np.testing.assert_allclose(cos, 1.0, rtol=0, atol=1e-12)
+
+
+def test_sentence_cosines_same_seed_same_values():
+    """Reproducibility: equal generator seeds give equal cosines; another seed does not."""
+    a = sentence_cosines(50, 0.5, length=8, dim=6, rng=np.random.default_rng(9))
+    b = sentence_cosines(50, 0.5, length=8, dim=6, rng=np.random.default_rng(9))
+    c = sentence_cosines(50, 0.5, length=8, dim=6, rng=np.random.default_rng(10))
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+RNG = np.random.default_rng(0)
+BAD_INPUT = [
+    (lambda: sentence_pairs(5, 0.5, length=4, dim=1, rng=RNG), r"dim \(d\)"),
+    (lambda: sentence_cosines(5, 0.5, length=4, dim=1, rng=RNG), r"dim \(d\)"),
+    (lambda: sentence_pairs(5, 0.5, length=4, vocab=5, rng=RNG), r"vocab \(V\) must be >= .*6"),
+    (lambda: sentence_pairs(5, 1.5, length=4, rng=RNG), r"overlap \(f\)"),
+    (lambda: sentence_pairs(5, -0.1, length=4, rng=RNG), r"overlap \(f\)"),
+    (lambda: sentence_pairs(5, float("nan"), length=4, rng=RNG), r"overlap \(f\)"),
+    (lambda: sentence_cosines(5, 1.5, length=4, dim=3, rng=RNG), r"overlap \(f\)"),
+    (lambda: sentence_pairs(5, 0.5, length=0, rng=RNG), r"length \(l\)"),
+    (lambda: sentence_cosines(5, 0.5, length=0, dim=3, rng=RNG), r"length \(l\)"),
+    (lambda: sentence_pairs(-1, 0.5, length=4, rng=RNG), r"count"),
+    (lambda: sentence_cosines(-1, 0.5, length=4, dim=3, rng=RNG), r"count"),
+    (lambda: sentence_pairs(5, 0.5, length=4, table=np.ones(8), rng=RNG), r"table"),
+    (lambda: cosine_pairs(5, 1.5, 3, RNG), r"cosine"),
+    (lambda: cosine_pairs(5, 0.5, 0, RNG), r"dim \(d\)"),
+    (lambda: cosine_pairs(-2, 0.5, 3, RNG), r"count"),
+    (lambda: embedding_table(0, 3), r"vocab \(V\)"),
+    (lambda: embedding_table(5, 0), r"dim \(d\)"),
+]
+
+
+@pytest.mark.parametrize(("call", "match"), BAD_INPUT)
+def test_bad_input_raises_value_error_naming_parameter(call, match):
+    """Validation: each bad input raises ValueError whose message names the parameter."""
+    with pytest.raises(ValueError, match=match):
+        call()
