@@ -48,6 +48,8 @@ BLOCK = 1024
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 MODES = ("full", "reduced")
+#: Seconds before the progress bar appears (runs shorter than this never show one).
+PROGRESS_DELAY = 1.0
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
@@ -172,7 +174,7 @@ def estimate_collision(
     with tqdm(
         total=samples,
         disable=not progress,
-        delay=1.0,
+        delay=PROGRESS_DELAY,
         file=sys.stderr,
         unit="pair",
         desc=f"{family} n={n}",

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lshsim import theory
+from lshsim import estimate, theory
 from lshsim.estimate import BLOCK, estimate_collision, wilson_interval
 from lshsim.sentences import shared_tokens
 from tests.stats import assert_agrees, assert_same_rate
@@ -236,3 +236,15 @@ def test_calibration_of_the_interval():
     # binomial(200, 0.95): mean 190, sd 3.1; Wilson intervals are close to nominal here
     assert 178 <= covered <= 200, covered
     assert np.isfinite(exact)
+
+
+def test_progress_bar_on_stderr_only_for_long_runs(capsys, monkeypatch):
+    """progress=True draws a bar on stderr once a run passes the delay; stdout stays clean."""
+    e = estimate_collision("voronoi", 4, cosine=0.5, samples=100, seed=0, progress=True)
+    quick = capsys.readouterr()
+    assert e.seconds < estimate.PROGRESS_DELAY  # sanity: this run is short
+    assert quick.out == "" and quick.err == ""  # shorter than the delay: no bar at all
+    monkeypatch.setattr(estimate, "PROGRESS_DELAY", 0.0)
+    estimate_collision("voronoi", 4, cosine=0.5, samples=2 * BLOCK, seed=0, progress=True)
+    shown = capsys.readouterr()
+    assert shown.out == "" and "voronoi n=4" in shown.err and "/2048" in shown.err

@@ -113,20 +113,23 @@ def _argmax_update(tile, c0, best_val, best_idx, r0, signed_half):  # pragma: no
     for i in range(rows):
         bv = best_val[r0 + i]
         bi = best_idx[r0 + i]
-        for j in range(cols):
-            v = tile[i, j]
-            if signed_half > 0:
-                if v >= 0:
-                    if v > bv or (v == bv and c0 + j < bi):
-                        bv = v
-                        bi = c0 + j
-                else:
-                    if -v > bv or (-v == bv and c0 + j + signed_half < bi):
-                        bv = -v
-                        bi = c0 + j + signed_half
-            elif v > bv:
-                bv = v
-                bi = c0 + j
+        if signed_half > 0:
+            # compare |y_j| first: that branch is rarely taken once a large value is seen, so it
+            # predicts well; the sign (a coin flip on random data) is read only on updates/ties
+            for j in range(cols):
+                v = tile[i, j]
+                a = abs(v)
+                if a >= bv:
+                    cand = c0 + j if v >= 0 else c0 + j + signed_half
+                    if a > bv or cand < bi:
+                        bv = a
+                        bi = cand
+        else:
+            for j in range(cols):
+                v = tile[i, j]
+                if v > bv:
+                    bv = v
+                    bi = c0 + j
         best_val[r0 + i] = bv
         best_idx[r0 + i] = bi
 
