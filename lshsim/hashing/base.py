@@ -20,7 +20,7 @@ import numpy as np
 from lshsim._validate import as_seed, as_vectors, check_int
 
 #: Rows of the batch per projection tile, and rows of ``G`` per tile (bounds the tile memory).
-ROW_TILE = 512
+ROW_TILE = 1024
 COL_TILE = 2048
 
 
@@ -101,37 +101,42 @@ def weights_like(g64: np.ndarray, cache: dict, dtype) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _argmax_update(tile, c0, best_val, best_idx, r0, signed_half):  # pragma: no cover - jit
-    """Fold a score tile into a running argmax.
+def _signed_argmax_update(tile, c0, best_val, best_idx, r0, half):  # pragma: no cover - jit
+    """Fold a tile of rotated coordinates into the running cross-polytope argmax.
 
-    ``tile[i, j]`` is the score of row ``r0 + i`` against centre ``c0 + j``. Without
-    ``signed_half`` the score is compared as is (Voronoi); with ``signed_half = m > 0`` the
-    candidate buckets are ``+e_j`` (id ``j``) and ``-e_j`` (id ``j + m``) with value ``|y_j|``
-    (cross-polytope). Ties keep the lower id, as ``numpy.argmax`` does.
+    ``tile[i, j]`` is coordinate ``c0 + j`` of row ``r0 + i``. The candidates are ``+e_j``
+    (id ``j``) and ``-e_j`` (id ``j + half``) with value ``|y_j|``; ties keep the lower id, as
+    ``numpy.argmax`` over ``concat([y, -y])`` does. ``|y_j|`` is compared first: that branch
+    is rarely taken once a large value is seen, so it predicts well, and the sign (a coin
+    flip on random data) is read only on updates and ties.
     """
     rows, cols = tile.shape
     for i in range(rows):
         bv = best_val[r0 + i]
         bi = best_idx[r0 + i]
-        if signed_half > 0:
-            # compare |y_j| first: that branch is rarely taken once a large value is seen, so it
-            # predicts well; the sign (a coin flip on random data) is read only on updates/ties
-            for j in range(cols):
-                v = tile[i, j]
-                a = abs(v)
-                if a >= bv:
-                    cand = c0 + j if v >= 0 else c0 + j + signed_half
-                    if a > bv or cand < bi:
-                        bv = a
-                        bi = cand
-        else:
-            for j in range(cols):
-                v = tile[i, j]
-                if v > bv:
-                    bv = v
-                    bi = c0 + j
+        for j in range(cols):
+            v = tile[i, j]
+            a = abs(v)
+            if a >= bv:
+                cand = c0 + j if v >= 0 else c0 + j + half
+                if a > bv or cand < bi:
+                    bv = a
+                    bi = cand
         best_val[r0 + i] = bv
         best_idx[r0 + i] = bi
+
+
+@numba.njit(cache=True)
+def _merge_tile_best(tile, idx, c0, best_val, best_idx, r0):  # pragma: no cover - jit
+    """Merge each row's tile argmax ``idx[i]`` (from ``numpy.argmax``) into the running best.
+
+    Strict ``>`` keeps the earlier tile on ties, so the overall tie rule is the lowest id.
+    """
+    for i in range(idx.shape[0]):
+        v = tile[i, idx[i]]
+        if v > best_val[r0 + i]:
+            best_val[r0 + i] = v
+            best_idx[r0 + i] = c0 + idx[i]
 
 
 def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarray:
@@ -155,5 +160,9 @@ def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarr
     for r0 in range(0, m, ROW_TILE):
         r1 = min(m, r0 + ROW_TILE)
         for c0, gb in col_blocks:
-            _argmax_update(project(x, gb, r0, r1), c0, best_val, best_idx, r0, signed_half)
+            tile = project(x, gb, r0, r1)
+            if signed_half:
+                _signed_argmax_update(tile, c0, best_val, best_idx, r0, signed_half)
+            else:  # numpy's SIMD argmax per tile, merged across column tiles
+                _merge_tile_best(tile, tile.argmax(axis=1), c0, best_val, best_idx, r0)
     return best_idx
