@@ -68,16 +68,23 @@ def check_buckets(n, *, power_of_two: bool = False, even: bool = False, family: 
 def as_vectors(batch, d: int, name: str = "batch") -> np.ndarray:
     """Validate a batch of vectors: a finite float32/float64 array of shape ``(m, d)``.
 
-    Returns a C-contiguous array of the same floating dtype (no copy when already so).
+    Returns a C-contiguous, native-byte-order array of the same floating dtype (no copy when
+    already so), except that a float32 batch with entries of magnitude ``>= 2^64`` comes back
+    as float64, so that its projections cannot overflow float32.
     """
     x = np.asarray(batch)
-    if x.dtype not in (np.float32, np.float64):
+    if x.dtype.kind != "f" or x.dtype.itemsize not in (4, 8):
         raise ValueError(f"{name} must have dtype float32 or float64, got {x.dtype}")
     if x.ndim != 2 or x.shape[1] != d:
         raise ValueError(f"{name} must have shape (m, {d}), got {x.shape}")
-    if x.size and not np.isfinite(x).all():
-        raise ValueError(f"{name} must be finite (found NaN or inf)")
-    return np.ascontiguousarray(x)
+    x = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
+    if x.size:
+        lo, hi = x.min(), x.max()  # NaN propagates; two passes, no temporary array
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError(f"{name} must be finite (found NaN or inf)")
+        if x.dtype == np.float32 and max(-float(lo), float(hi)) >= 2.0**64:
+            x = x.astype(np.float64)
+    return x
 
 
 def as_token_ids(batch, name: str = "batch", *, ndim: int | None = None) -> np.ndarray:

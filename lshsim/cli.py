@@ -252,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"lshsim: error: {exc}", file=sys.stderr)
         return 2
+    except (MemoryError, OverflowError) as exc:  # a last resort: the checks should come first
+        print(f"lshsim: error: input too large for this machine ({exc})", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("lshsim: interrupted", file=sys.stderr)
         return 130

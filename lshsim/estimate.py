@@ -48,6 +48,10 @@ BLOCK = 1024
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 MODES = ("full", "reduced")
+#: Working memory per chunk of a block: blocks are cut into chunks of pairs that fit it.
+WORK_BYTES = 2**28
+#: Largest working memory of one pair (larger dim * length is rejected up front).
+MAX_PAIR_BYTES = 2**31
 #: Seconds before the progress bar appears (runs shorter than this never show one).
 PROGRESS_DELAY = 1.0
 
@@ -142,31 +146,39 @@ def estimate_collision(
         :class:`Estimate` with a Wilson 95% interval.
     """
     cls = get_family(family)
-    n = cls.check_params(n, **params)["n"]
+    params = cls.check_params(n, **params)  # normalised: defaults filled in, reported as used
+    n = params.pop("n")
     if (overlap is None) == (cosine is None):
         raise ValueError("give exactly one of overlap (f) or cosine")
     samples = check_int("samples", samples, 1)
     seed = check_int("seed", seed, 0)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    length = check_int("length (l)", length, 1)
-    vocab = check_int("vocab (V)", vocab, 1)
+    length = check_int("length (l)", length, 1, 2**31)
+    vocab = check_int("vocab (V)", vocab, 1, 2**61 - 1)  # token ids stay below 2^61 - 1
     vectors = cls.input_kind == "vectors"
     if cosine is not None:
         cosine = check_float("cosine", cosine, -1.0, 1.0)
         if not vectors:
             raise ValueError(f"cosine is not defined for family '{family}'; use overlap (f)")
-        dim = check_int("dim (d)", dim, 1)
+        dim = check_int("dim (d)", dim, 1, 2**31)
         if dim == 1 and abs(cosine) != 1.0:
             raise ValueError(f"cosine must be -1 or 1 when dim (d) = 1, got {cosine!r}")
     else:
         overlap = check_float("overlap (f)", overlap, 0.0, 1.0)
         check_sentence_model(overlap, length, vocab, dim if vectors else 2)
-        dim = check_int("dim (d)", dim, 2) if vectors else check_int("dim (d)", dim, 1)
+        dim = check_int("dim (d)", dim, 2 if vectors else 1, 2**31)
     if mode == "reduced":
         if not vectors:
             raise ValueError(f"mode='reduced' is not available for family '{family}'")
         cls.sample_reduced(n, np.empty(0), np.random.default_rng(0), **params)  # validates
+    pair_bytes = _pair_bytes(mode, vectors, overlap, dim, length)
+    if pair_bytes > MAX_PAIR_BYTES:
+        raise ValueError(
+            f"dim (d) = {dim} and length (l) = {length} are too large together: one pair "
+            f"would need {pair_bytes / 2**30:.1f} GiB of working memory (limit 2 GiB)"
+        )
+    chunk = max(1, min(BLOCK, WORK_BYTES // pair_bytes))
 
     blocks = np.random.SeedSequence(seed).spawn(math.ceil(samples / BLOCK))
     successes = trials = 0
@@ -183,9 +195,23 @@ def estimate_collision(
         for i, child in enumerate(blocks):
             count = min(BLOCK, samples - i * BLOCK)
             rng = np.random.default_rng(child)
-            hits, tries = _run_block(
-                cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, params
-            )
+            hits = tries = 0
+            for c0 in range(0, count, chunk):  # chunk depends only on the parameters
+                h, t = _run_block(
+                    cls,
+                    n,
+                    min(chunk, count - c0),
+                    rng,
+                    mode,
+                    overlap,
+                    cosine,
+                    dim,
+                    length,
+                    vocab,
+                    params,
+                )
+                hits += h
+                tries += t
             successes += hits
             trials += tries
             bar.update(count)
@@ -208,8 +234,18 @@ def estimate_collision(
         dim=dim,
         length=length,
         vocab=vocab,
-        params=dict(params),
+        params=params,
     )
+
+
+def _pair_bytes(mode, vectors, overlap, dim, length) -> int:
+    """Rough peak working memory of one trial's inputs, in bytes (for chunking the blocks)."""
+    if overlap is None:  # exact-cosine pairs: x, y and temporaries
+        return 8 * 4 * dim if mode == "full" else 64
+    k = 2 * length  # at most 2l - s distinct tokens per pair
+    if mode == "reduced":  # Gram factor (min(k, d) x k), its normalised copy, partial sums
+        return 8 * 3 * min(k, dim) * k
+    return 8 * 2 * k * dim if vectors else 8 * 4 * k
 
 
 def _run_block(cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, params):

@@ -11,8 +11,10 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
 
+import numpy as np
 from scipy.special import ndtr
 
 from lshsim._validate import check_buckets, check_float, check_int
@@ -36,22 +38,41 @@ def datar_probability(distance: float, w: float) -> float:
     if c == 0.0:
         return 1.0
     r = w / c
-    return (
-        1.0 - 2.0 * ndtr(-r) - 2.0 / (math.sqrt(2.0 * math.pi) * r) * (1.0 - math.exp(-r * r / 2.0))
-    )
+    # 1 - 2 Phi(-r) = erf(r / sqrt 2) and 1 - exp(-x) = -expm1(-x): no cancellation at small r
+    tail = 2.0 / (math.sqrt(2.0 * math.pi) * r) * math.expm1(-r * r / 2.0)
+    return math.erf(r / math.sqrt(2.0)) + tail
 
 
 def _triangle_expectation(j: float, sigma: float) -> float:
-    """``E[max(0, 1 - |X - j|)]`` for ``X ~ N(0, sigma^2)``, in closed form."""
+    """``E[max(0, 1 - |X - j|)]`` for ``X ~ N(0, sigma^2)`` and ``j >= 0``.
+
+    Closed form for ``sigma <= 4`` (with upper-tail CDFs, so terms far in the tail keep their
+    relative precision); for wider ``sigma`` the closed form cancels, and 24-point
+    Gauss-Legendre on each half of the triangle is exact to rounding (the density is nearly
+    polynomial over a window of width 2 << sigma).
+    """
+    if sigma > 4.0:
+        nodes, weights = _gauss_legendre()
+        u = 0.5 * (nodes + 1.0)  # [0, 1]
+        z_hi = (j + u) / sigma
+        z_lo = (j - u) / sigma
+        dens = np.exp(-0.5 * z_hi * z_hi) + np.exp(-0.5 * z_lo * z_lo)
+        return float(0.5 * np.sum(weights * (1.0 - u) * dens) / (sigma * math.sqrt(2 * math.pi)))
 
     def dens(x):  # sigma^2 * density of N(0, sigma^2) at x
         z = abs(x) / sigma
         return 0.0 if z > 60.0 else sigma / math.sqrt(2.0 * math.pi) * math.exp(-0.5 * z * z)
 
-    cdf_lo, cdf_mid, cdf_hi = ndtr((j - 1) / sigma), ndtr(j / sigma), ndtr((j + 1) / sigma)
-    left = dens(j - 1) - dens(j) + (1 - j) * (cdf_mid - cdf_lo)  # int (x - j + 1) phi, [j-1, j]
-    right = (j + 1) * (cdf_hi - cdf_mid) + dens(j + 1) - dens(j)  # int (j + 1 - x) phi, [j, j+1]
+    # upper tails Q(x) = P(X > x): P(a < X < b) = Q(a) - Q(b), accurate for a, b >> 0
+    q_lo, q_mid, q_hi = ndtr(-(j - 1) / sigma), ndtr(-j / sigma), ndtr(-(j + 1) / sigma)
+    left = dens(j - 1) - dens(j) + (1 - j) * (q_lo - q_mid)  # int (x - j + 1) phi, [j-1, j]
+    right = (j + 1) * (q_mid - q_hi) + dens(j + 1) - dens(j)  # int (j + 1 - x) phi, [j, j+1]
     return max(0.0, left + right)
+
+
+@functools.lru_cache(maxsize=1)
+def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
+    return np.polynomial.legendre.leggauss(24)
 
 
 def pstable_direction_probability(distance: float, w: float, radix: int) -> float:
@@ -67,6 +88,13 @@ def pstable_direction_probability(distance: float, w: float, radix: int) -> floa
     sigma = c / w
     if sigma == 0.0:  # c = 0, or so small against w that D/w is 0 in floating point
         return 1.0
+    if sigma >= 0.5 * r:
+        return _pstable_direction_fourier(sigma, r)
+    return _pstable_direction_direct(sigma, r)
+
+
+def _pstable_direction_direct(sigma: float, r: int) -> float:
+    """``sum_t E[tri(X - t r)]`` for ``X ~ N(0, sigma^2)``, term by term (small sigma/r)."""
     total = _triangle_expectation(0.0, sigma)
     t = 1
     while True:  # terms decay like exp(-(t r - 1)^2 / (2 sigma^2)); both signs are equal
@@ -76,6 +104,24 @@ def pstable_direction_probability(distance: float, w: float, radix: int) -> floa
             break
         t += 1
     return min(1.0, total)
+
+
+def _pstable_direction_fourier(sigma: float, r: int) -> float:
+    """The same sum by Poisson summation (fast for large sigma/r).
+
+    ``F(x) = sum_t tri(x - t r)`` has period ``r`` and Fourier coefficients
+    ``sinc^2(k/r) / r``; ``E[exp(2 pi i k X / r)] = exp(-2 pi^2 k^2 sigma^2 / r^2)``, so
+    ``q = (1/r) (1 + 2 sum_{k >= 1} sinc^2(k/r) exp(-2 pi^2 k^2 sigma^2 / r^2))``.
+    """
+    total = 1.0
+    k = 1
+    while True:
+        damp = math.exp(-2.0 * math.pi**2 * k * k * (sigma / r) ** 2)
+        x = math.pi * k / r
+        total += 2.0 * (math.sin(x) / x) ** 2 * damp
+        if damp < 1e-18:
+            return min(1.0, total / r)
+        k += 1
 
 
 def pstable_probability(n: int, distance: float, *, k: int | None = None, w: float = 4.0) -> float:

@@ -114,3 +114,16 @@ def test_console_script_exits_2_without_traceback():
     assert res.returncode == 2
     assert "Traceback" not in res.stderr
     assert res.stderr.strip() == "lshsim: error: n (buckets) must be an integer in [2, 2^62], got 1"
+
+
+def test_out_of_memory_is_one_line_exit_2(monkeypatch, capsys):
+    """A MemoryError that slips past the checks still ends as one line and exit 2."""
+    import lshsim.cli as cli
+
+    def boom(*args, **kwargs):
+        raise MemoryError("Unable to allocate 44.7 GiB")
+
+    monkeypatch.setattr(cli, "estimate_collision", boom)
+    rc = main("simulate --family voronoi --buckets 8 --cosine 0.5".split())
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "too large" in err and "44.7 GiB" in err

@@ -6,7 +6,6 @@ import math
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -141,7 +140,11 @@ print(estimate_collision("voronoi", 64, overlap=0.5, samples=300, seed=3, mode="
 
 
 def test_estimates_independent_of_thread_count():
-    """The same seed gives the same counts with 1 and 2 Numba/BLAS threads."""
+    """The same seed gives the same counts with 1 and 2 Numba/BLAS threads.
+
+    Today no kernel uses ``prange`` and blocks run in order, so this guards the BLAS
+    projections and any future parallel kernel rather than current Numba threading.
+    """
     outs = []
     for threads in ("1", "2"):
         env = {
@@ -235,7 +238,6 @@ def test_calibration_of_the_interval():
         covered += e.ci_low <= exact <= e.ci_high
     # binomial(200, 0.95): mean 190, sd 3.1; Wilson intervals are close to nominal here
     assert 178 <= covered <= 200, covered
-    assert np.isfinite(exact)
 
 
 def test_progress_bar_on_stderr_only_for_long_runs(capsys, monkeypatch):
@@ -248,3 +250,57 @@ def test_progress_bar_on_stderr_only_for_long_runs(capsys, monkeypatch):
     estimate_collision("voronoi", 4, cosine=0.5, samples=2 * BLOCK, seed=0, progress=True)
     shown = capsys.readouterr()
     assert shown.out == "" and "voronoi n=4" in shown.err and "/2048" in shown.err
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"family": "voronoi", "n": 8, "cosine": 0.5, "dim": 2**31 + 1}, r"dim \(d\)"),
+        ({"family": "tokenid", "n": 8, "overlap": 0.5, "length": 2**31 + 1}, r"length \(l\)"),
+        ({"family": "minhash", "n": 8, "overlap": 0.5, "vocab": 2**62}, r"vocab \(V\)"),
+        (
+            {
+                "family": "simhash",
+                "n": 8,
+                "overlap": 0.5,
+                "length": 10**5,
+                "dim": 10**5,
+                "vocab": 10**9,
+            },
+            r"dim \(d\) = 100000 and length \(l\) = 100000 are too large",
+        ),
+        ({"family": "voronoi", "n": 2**31, "cosine": 0.5, "mode": "reduced"}, "<= 2\\^30"),
+        ({"family": "voronoi", "n": 2**40, "cosine": 0.5}, "Gaussian table"),
+        (
+            {"family": "crosspolytope", "n": 2**30, "cosine": 0.5, "rotation": "hadamard"},
+            "padded dimension",
+        ),
+        ({"family": "pstable", "n": 4, "k": 1, "w": 1e-300, "cosine": 0.5}, r"w \(width\)"),
+    ],
+)
+def test_oversized_input_is_refused_up_front(kwargs, match):
+    """Sizes that cannot run (memory, int64 ids, float precision) fail fast, naming the input."""
+    kwargs = dict(kwargs)
+    family, n = kwargs.pop("family"), kwargs.pop("n")
+    with pytest.raises(ValueError, match=match):
+        estimate_collision(family, n, samples=2, **kwargs)
+
+
+def test_chunked_blocks_are_deterministic_and_agree(monkeypatch):
+    """Blocks cut into small chunks (large d * l) stay deterministic and statistically right."""
+    monkeypatch.setattr(estimate, "WORK_BYTES", 8 * 2 * 64 * 16 * 7)  # 7 pairs per chunk
+    kw = {"overlap": 0.5, "dim": 16, "length": 32, "samples": 3000, "seed": 4}
+    a = estimate_collision("simhash", 64, **kw)
+    b = estimate_collision("simhash", 64, **kw)
+    assert a.successes == b.successes
+    monkeypatch.undo()
+    ref = estimate_collision("simhash", 64, mode="reduced", **{**kw, "seed": 5})
+    assert_same_rate(a.successes, a.samples, ref.successes, ref.samples)
+
+
+def test_reported_params_include_defaults():
+    """The estimate records the parameters actually used, defaults included."""
+    e = estimate_collision("pstable", 64, cosine=0.5, samples=10)
+    assert e.params == {"k": 6, "w": 4.0}
+    e = estimate_collision("crosspolytope", 64, cosine=0.5, samples=10)
+    assert e.params == {"rotation": "gaussian"}

@@ -642,3 +642,26 @@ def test_empty_batch_gives_empty_ids(name):
         batch = np.zeros(0, dtype=np.int64)
     ids = h.hash(batch)
     assert ids.dtype == np.int64 and ids.shape == (0,)
+
+
+@pytest.mark.parametrize("name", ["voronoi", "crosspolytope", "simhash"])
+def test_float32_huge_entries_do_not_overflow(name):
+    """float32 entries near 2^125 are hashed in float64: scale invariance survives."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((500, 16)).astype(np.float32)
+    h = make_family(name, 64, 16, seed=1)
+    np.testing.assert_array_equal(h.hash(x * np.float32(2.0**125)), h.hash(x))
+
+
+def test_big_endian_floats_are_accepted():
+    """A non-native byte order is converted, not rejected."""
+    x = np.random.default_rng(0).standard_normal((20, 8))
+    h = make_family("voronoi", 32, 8, seed=0)
+    np.testing.assert_array_equal(h.hash(x.astype(">f8")), h.hash(x))
+
+
+def test_pstable_kernel_refuses_inexact_cells():
+    """Cell indices past 2^52 would be rounded: the kernel raises, naming w (width)."""
+    h = make_family("pstable", 4, 3, seed=0, k=1, w=1e-9)
+    with pytest.raises(ValueError, match=r"w \(width\)"):
+        h.hash(np.full((1, 3), 1e300))

@@ -33,11 +33,13 @@ def _pstable_direction_by_quadrature(c: float, w: float, r: int) -> float:
     return total
 
 
-@given(st.floats(0.01, 10.0), st.floats(0.05, 20.0))
+@given(st.floats(0.01, 10.0), st.floats(1e-9, 20.0))
 def test_datar_formula_is_the_zero_term(c, w):
-    """Datar's closed form equals the t = 0 triangle term E[tri(D/w)]."""
+    """Datar's closed form equals the t = 0 triangle term E[tri(D/w)], down to tiny w/c."""
+    from lshsim.theory import _triangle_expectation
+
     assert theory.datar_probability(c, w) == pytest.approx(
-        theory.pstable_direction_probability(c, w, 10**9), rel=1e-9, abs=1e-12
+        _triangle_expectation(0.0, c / w), rel=1e-9, abs=1e-300
     )
 
 
@@ -90,3 +92,33 @@ def test_bad_input_names_parameter():
         theory.datar_probability(1.0, 0.0)
     with pytest.raises(ValueError, match="shared"):
         theory.jaccard(5, 4)
+
+
+@given(st.floats(0.05, 20.0), st.integers(2, 40))
+def test_pstable_direct_and_fourier_sums_agree(ratio, r):
+    """Term-by-term and Poisson-summation forms of the wrap-around sum agree (1e-11)."""
+    from lshsim.theory import _pstable_direction_direct, _pstable_direction_fourier
+
+    sigma = ratio * r
+    assert _pstable_direction_direct(sigma, r) == pytest.approx(
+        _pstable_direction_fourier(sigma, r), abs=1e-11
+    )
+
+
+def test_pstable_tiny_width_is_uniform_over_the_radix():
+    """With w far below the distance the cell difference is uniform mod r: q -> 1/r."""
+    assert theory.pstable_direction_probability(1.0, 1e-9, 4) == pytest.approx(0.25, abs=1e-12)
+    # r = 2^62 cells dwarf the spread (1e9 cells): no wrap-around, only Datar's term remains
+    exact = theory.pstable_probability(2**62, 1.0, k=1, w=1e-9)
+    assert exact == pytest.approx(theory.datar_probability(1.0, 1e-9), rel=1e-9)
+    assert exact == pytest.approx(1e-9 / math.sqrt(2 * math.pi), rel=1e-6)
+
+
+@given(st.floats(0.0, 40.0))
+def test_triangle_closed_form_and_quadrature_meet_at_sigma_4(j):
+    """The closed form (sigma <= 4) and Gauss-Legendre (sigma > 4) agree where they meet."""
+    from lshsim.theory import _triangle_expectation
+
+    below = _triangle_expectation(j, 4.0)
+    above = _triangle_expectation(j, 4.0 * (1 + 1e-12))
+    assert above == pytest.approx(below, rel=1e-9, abs=1e-300)

@@ -36,6 +36,11 @@ import numpy as np
 from lshsim._validate import check_buckets, check_float, check_int
 from lshsim.hashing.base import ROW_TILE, HashFamily, project, weights_like
 
+#: Cell indices must stay below 2^52 in magnitude to be exact in float64.
+MAX_CELL = 2.0**52
+#: Allowed cell widths (relative to unit-variance projections).
+MIN_WIDTH, MAX_WIDTH = 1e-9, 1e9
+
 
 @numba.njit(cache=True)
 def simhash_pack(proj, out, r0):  # pragma: no cover - jit
@@ -54,15 +59,18 @@ def pstable_cells(proj, offsets, w, r, out, r0):  # pragma: no cover - jit
     """``out[r0 + i] = sum_j (floor((proj[i, j] + b_j) / w) mod r) r^j``; proj is float[rows, k].
 
     ``r`` is an int64 and the digit is the integer ``c mod r`` (floating point would round
-    it once ``r > 2^53``, e.g. ``k = 1``); the cell index ``c`` itself is exact while
-    ``|c| < 2^53``.
+    it once ``r > 2^53``, e.g. ``k = 1``). The cell index ``c`` is exact only while
+    ``|c| < 2^52``; beyond that the kernel raises instead of returning rounded cells.
     """
     rows, k = proj.shape
     for i in range(rows):
         h = 0
         mult = 1
         for j in range(k):
-            c = math.floor((proj[i, j] + offsets[j]) / w)
+            q = (proj[i, j] + offsets[j]) / w
+            if not abs(q) < MAX_CELL:
+                raise ValueError("pstable cell index |(g.x + b) / w| >= 2^52: raise w (width)")
+            c = math.floor(q)
             dg = np.int64(c) % r  # Python semantics: in [0, r) for r > 0
             h += dg * mult
             mult *= r
@@ -98,8 +106,12 @@ def _pstable_reduced(z, offsets, cosines, w, r, out):  # pragma: no cover - jit
             u = z[t, j, 0]
             v = a * u + s * z[t, j, 1]
             b = offsets[t, j] * w
-            cu = math.floor((u + b) / w)
-            cv = math.floor((v + b) / w)
+            qu = (u + b) / w
+            qv = (v + b) / w
+            if not (abs(qu) < MAX_CELL and abs(qv) < MAX_CELL):
+                raise ValueError("pstable cell index |(g.x + b) / w| >= 2^52: raise w (width)")
+            cu = math.floor(qu)
+            cv = math.floor(qv)
             if np.int64(cu) % r != np.int64(cv) % r:
                 hit = False
                 break
@@ -172,7 +184,8 @@ class PStable(HashFamily):
 
     Params:
         k: number of directions (default ``log2(n)``, which needs ``n`` a power of two).
-        w: cell width, > 0 (default 4.0, E2LSH's choice for unit-scale projections).
+        w: cell width in ``[1e-9, 1e9]`` (default 4.0, E2LSH's choice for unit-scale
+            projections); cell indices must stay below 2^52, else ``hash`` raises.
 
     ``n`` must equal ``r^k`` for an integer radix ``r >= 2``. ``hash(batch)`` takes float
     ``(m, d)`` vectors and returns int64[m].
@@ -199,7 +212,7 @@ class PStable(HashFamily):
             raise ValueError(
                 f"n (buckets) must be r^k for an integer radix r >= 2 with k={k}, got {n}"
             )
-        w = check_float("w (width)", w, 0.0, 1e300, lo_open=True)
+        w = check_float("w (width)", w, MIN_WIDTH, MAX_WIDTH)
         return {"n": n, "k": k, "w": w}
 
     @property

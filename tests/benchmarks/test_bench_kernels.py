@@ -258,9 +258,8 @@ def crosspolytope_hadamard_case() -> Case:
         y = hadamard_rotate(x[rows], h.signs)[:, :half]
         return _top2_gap(np.abs(y)) / _rms(y)
 
-    # NB: exact ties (|y_j| equal) would break differently: the kernel keeps the first
-    # coordinate j, numpy.argmax (and the gaussian path) the lowest id (+e_j before -e_j'
-    # only when j < j' + m). Gaussian float inputs never tie, so ids must match.
+    # Exact ties (|y_j| equal) go to the lowest id in both the kernel and numpy.argmax over
+    # concat([y, -y]); Gaussian float inputs do not tie anyway, so ids must match.
     return Case(
         group=f"crosspolytope hadamard n={n} d={d} (D={h.signs.shape[1]}, 3 rounds) m={m} f32",
         n=n,
