@@ -64,7 +64,7 @@ def main() -> None:
     for r in table:
         fam = r["family"] + "".join(f" {k}={v}" for k, v in r["params"].items())
         inp = f"cosine {r['cosine']}" if r["cosine"] is not None else f"overlap {r['overlap']}"
-        exact = f"{r['exact']:.4f}" if r["exact"] is not None else "(theory issue)"
+        exact = f"{r['exact']:.4f}" if r["exact"] is not None else "pending"
         n = f"2^{r['n'].bit_length() - 1}" if r["n"] & (r["n"] - 1) == 0 else str(r["n"])
         print(
             f"| {fam} | {n} | {inp} | {r['mode']} | {r['estimate']:.4f} "

@@ -29,7 +29,7 @@ from lshsim.hashing import (
     get_family,
     make_family,
 )
-from lshsim.hashing.base import COL_TILE, ROW_TILE
+from lshsim.hashing.base import COL_TILE, ROW_TILE, row_tile
 from lshsim.hashing.minhash import mulmod61
 from lshsim.hashing.spherical import fwht_inplace
 from lshsim.sentences import sentence_pairs
@@ -179,8 +179,8 @@ def test_integer_tables_match_reference(name, fixed, data, d, seed, dtype):
 
 @pytest.mark.parametrize(("name", "fixed"), VECTOR_CASES, ids=VECTOR_IDS)
 def test_tiled_batches_match_reference(name, fixed):
-    """Kernel == reference across tiles: batches of several row tiles (``16 ROW_TILE`` rows for
-    SimHash/p-stable, ``ROW_TILE`` for the argmax families) and Voronoi / Gaussian
+    """Kernel == reference across tiles: batches of several row tiles (``ROW_TILE`` rows for
+    SimHash/p-stable, ``row_tile(cols)`` for the argmax families) and Voronoi / Gaussian
     cross-polytope tables of two column tiles (``COL_TILE`` rows each), every tile large
     enough that many rows find their winner in it."""
     cols = COL_TILE + COL_TILE // 2
@@ -188,7 +188,7 @@ def test_tiled_batches_match_reference(name, fixed):
     params = dict(fixed, k=4) if name == "pstable" else fixed
     if fixed.get("rotation") == "hadamard":
         n = 200
-    tile = 16 * ROW_TILE if name in ("simhash", "pstable") else ROW_TILE
+    tile = ROW_TILE if name in ("simhash", "pstable") else row_tile(cols)
     x = gaussian(12, 2 * tile + tile // 2, 6)
     h = make_family(name, n, 6, 11, **params)
     np.testing.assert_array_equal(h.hash(x), ref.REFERENCES[name](h, x))
@@ -506,7 +506,7 @@ THREAD_SCRIPT = textwrap.dedent(
         "tokenid": [(97, {})],
     }
     rng = np.random.default_rng(7)
-    x = rng.standard_normal((9000, 24))  # over 16 ROW_TILE rows: several BLAS calls
+    x = rng.standard_normal((9000, 24))  # several row tiles for the argmax families
     tokens = rng.integers(-3, 2**50, size=(300, 12))
     tokens[:, 0] = np.abs(tokens[:, 0])
     for name in FAMILIES:

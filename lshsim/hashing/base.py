@@ -19,9 +19,12 @@ import numpy as np
 
 from lshsim._validate import as_seed, as_vectors, check_int
 
-#: Rows of the batch per projection tile, and rows of ``G`` per tile (bounds the tile memory).
-ROW_TILE = 1024
+#: Rows of ``G`` per score tile, and entries per tile (2^22: 32 MiB in float64). Tiles this
+#: large keep BLAS at the speed of one big GEMM (1024-row tiles measured 15% slower).
 COL_TILE = 2048
+TILE_ENTRIES = 2**22
+#: Rows of the batch per projection chunk of the narrow (k-column) families.
+ROW_TILE = 16384
 
 
 class HashFamily:
@@ -139,6 +142,11 @@ def _merge_tile_best(tile, idx, c0, best_val, best_idx, r0):  # pragma: no cover
             best_idx[r0 + i] = c0 + idx[i]
 
 
+def row_tile(cols: int) -> int:
+    """Batch rows per score tile against ``cols`` centres: ``TILE_ENTRIES`` entries, >= 256."""
+    return max(256, TILE_ENTRIES // min(cols, COL_TILE))
+
+
 def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarray:
     """Bucket of each row of ``x``: argmax of ``g @ x_i`` (or of its ±coordinates), tile by tile.
 
@@ -157,8 +165,9 @@ def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarr
     best_idx = np.zeros(m, dtype=np.int64)
     c = g.shape[0]
     col_blocks = [(c0, g[c0 : c0 + COL_TILE]) for c0 in range(0, c, COL_TILE)]
-    for r0 in range(0, m, ROW_TILE):
-        r1 = min(m, r0 + ROW_TILE)
+    rows = row_tile(c)
+    for r0 in range(0, m, rows):
+        r1 = min(m, r0 + rows)
         for c0, gb in col_blocks:
             tile = project(x, gb, r0, r1)
             if signed_half:

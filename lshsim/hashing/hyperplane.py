@@ -131,8 +131,8 @@ def _radix(n: int, k: int) -> int | None:
 
 def _chunked_rows(x: np.ndarray, g: np.ndarray, reduce, *args) -> np.ndarray:
     out = np.empty(x.shape[0], dtype=np.int64)
-    for r0 in range(0, x.shape[0], ROW_TILE * 16):
-        r1 = min(x.shape[0], r0 + ROW_TILE * 16)
+    for r0 in range(0, x.shape[0], ROW_TILE):
+        r1 = min(x.shape[0], r0 + ROW_TILE)
         reduce(project(x, g, r0, r1), *args, out, r0)
     return out
 
