@@ -149,12 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="pstable: directions (default log2 n); minhash: concatenated min-hashes (default 1)",
     )
     sim.add_argument(
-        "--width", type=float, metavar="W", help="pstable cell width w > 0 (default 4.0)"
+        "--width", type=float, metavar="W", help="pstable cell width w in [1e-9, 1e9] (default 4.0)"
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
     sim.set_defaults(func=_simulate)
 
-    fam = sub.add_parser("families", help="list the hash families and their parameters")
+    fam = sub.add_parser("families", help="list the hash families, their inputs and parameters")
     fam.add_argument("--json", action="store_true", help="print JSON")
     fam.set_defaults(func=_families)
     return parser
