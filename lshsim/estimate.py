@@ -195,26 +195,14 @@ def estimate_collision(
         for i, child in enumerate(blocks):
             count = min(BLOCK, samples - i * BLOCK)
             rng = np.random.default_rng(child)
-            hits = tries = 0
             for c0 in range(0, count, chunk):  # chunk depends only on the parameters
-                h, t = _run_block(
-                    cls,
-                    n,
-                    min(chunk, count - c0),
-                    rng,
-                    mode,
-                    overlap,
-                    cosine,
-                    dim,
-                    length,
-                    vocab,
-                    params,
+                size = min(chunk, count - c0)
+                hits, tries = _run_chunk(
+                    cls, n, size, rng, mode, overlap, cosine, dim, length, vocab, params
                 )
-                hits += h
-                tries += t
-            successes += hits
-            trials += tries
-            bar.update(count)
+                successes += hits
+                trials += tries
+                bar.update(size)
     seconds = time.perf_counter() - start
     lo, hi = wilson_interval(successes, trials)
     return Estimate(
@@ -248,8 +236,8 @@ def _pair_bytes(mode, vectors, overlap, dim, length) -> int:
     return 8 * 2 * k * dim if vectors else 8 * 4 * k
 
 
-def _run_block(cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, params):
-    """Run ``count`` trials with generator ``rng``; return ``(successes, trials)``."""
+def _run_chunk(cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, params):
+    """Run ``count`` pairs with the block's generator ``rng``; return ``(successes, trials)``."""
     if mode == "reduced":
         if cosine is not None:
             cos = np.full(count, cosine)
