@@ -151,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--width", type=float, metavar="W", help="pstable cell width w in [1e-9, 1e9] (default 4.0)"
     )
+    sim.add_argument(
+        "--threads",
+        type=int,
+        metavar="T",
+        help="worker threads (default NUMBA_NUM_THREADS); the numbers do not depend on it",
+    )
     sim.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
     sim.set_defaults(func=_simulate)
 
@@ -188,6 +194,7 @@ def _simulate(args) -> int:
         seed=args.seed,
         mode=args.mode,
         progress=progress,
+        threads=args.threads,
         **params,
     )
     if args.json:

@@ -29,8 +29,10 @@ from __future__ import annotations
 import math
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 
+import numba
 import numpy as np
 from tqdm import tqdm
 
@@ -124,6 +126,7 @@ def estimate_collision(
     seed: int = 0,
     mode: str = "full",
     progress: bool = False,
+    threads: int | None = None,
     **params,
 ) -> Estimate:
     """Estimate the probability that family ``family`` routes a similar pair to one bucket.
@@ -140,6 +143,8 @@ def estimate_collision(
         seed: int >= 0.
         mode: ``"full"`` or ``"reduced"`` (see the module docstring).
         progress: show a progress bar on stderr (it appears after one second).
+        threads: worker threads running blocks concurrently (default: Numba's thread count,
+            ``NUMBA_NUM_THREADS``). The numbers do not depend on it.
         **params: family parameters (e.g. ``rotation="hadamard"``, ``k=4``, ``w=2.0``).
 
     Returns:
@@ -179,6 +184,30 @@ def estimate_collision(
             f"would need {pair_bytes / 2**30:.1f} GiB of working memory (limit 2 GiB)"
         )
     chunk = max(1, min(BLOCK, WORK_BYTES // pair_bytes))
+    threads = numba.config.NUMBA_NUM_THREADS if threads is None else threads
+    threads = check_int("threads", threads, 1, 1024)
+
+    def run_block(i: int, child: np.random.SeedSequence) -> tuple[int, int, int]:
+        count = min(BLOCK, samples - i * BLOCK)
+        rng = np.random.default_rng(child)
+        hits = tries = 0
+        for c0 in range(0, count, chunk):  # chunk depends only on the parameters
+            h, t = _run_chunk(
+                cls,
+                n,
+                min(chunk, count - c0),
+                rng,
+                mode,
+                overlap,
+                cosine,
+                dim,
+                length,
+                vocab,
+                params,
+            )
+            hits += h
+            tries += t
+        return hits, tries, count
 
     blocks = np.random.SeedSequence(seed).spawn(math.ceil(samples / BLOCK))
     successes = trials = 0
@@ -192,17 +221,19 @@ def estimate_collision(
         desc=f"{family} n={n}",
         leave=False,
     ) as bar:
-        for i, child in enumerate(blocks):
-            count = min(BLOCK, samples - i * BLOCK)
-            rng = np.random.default_rng(child)
-            for c0 in range(0, count, chunk):  # chunk depends only on the parameters
-                size = min(chunk, count - c0)
-                hits, tries = _run_chunk(
-                    cls, n, size, rng, mode, overlap, cosine, dim, length, vocab, params
-                )
-                successes += hits
-                trials += tries
-                bar.update(size)
+        # blocks are independent (own seed): run them on any number of threads, sum the counts
+        with ThreadPoolExecutor(max_workers=min(threads, len(blocks))) as pool:
+            futures = [pool.submit(run_block, i, child) for i, child in enumerate(blocks)]
+            try:
+                for future in as_completed(futures):
+                    hits, tries, count = future.result()
+                    successes += hits
+                    trials += tries
+                    bar.update(count)
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
     seconds = time.perf_counter() - start
     lo, hi = wilson_interval(successes, trials)
     return Estimate(

@@ -143,8 +143,8 @@ print(estimate_collision("voronoi", 64, overlap=0.5, samples=300, seed=3, mode="
 def test_estimates_independent_of_thread_count():
     """The same seed gives the same counts with 1 and 2 Numba/BLAS threads.
 
-    Today no kernel uses ``prange`` and blocks run in order, so this guards the BLAS
-    projections and any future parallel kernel rather than current Numba threading.
+    ``NUMBA_NUM_THREADS`` sets the estimator's default worker threads (blocks run
+    concurrently), and the BLAS thread count changes how projections are split.
     """
     outs = []
     for threads in ("1", "2"):
@@ -326,3 +326,21 @@ def test_simhash_overlap_matches_closed_form_averaged_over_cosines(mode, f, n):
         "simhash", n, overlap=f, dim=32, length=16, samples=4000, seed=6, mode=mode
     )
     assert_agrees(e.successes, e.samples, exact)
+
+
+@pytest.mark.parametrize(
+    ("family", "kw"),
+    [
+        ("voronoi", {"overlap": 0.5, "mode": "reduced"}),
+        ("crosspolytope", {"cosine": 0.6, "rotation": "hadamard"}),
+        ("minhash", {"overlap": 0.4}),
+        ("tokenid", {"overlap": 0.4}),
+    ],
+)
+def test_worker_threads_do_not_change_the_numbers(family, kw):
+    """Blocks carry their own seeds: 1, 2 or 5 worker threads give identical counts."""
+    runs = [
+        estimate_collision(family, 64, samples=3 * BLOCK + 7, seed=12, threads=t, **kw)
+        for t in (1, 2, 5)
+    ]
+    assert len({(e.successes, e.samples) for e in runs}) == 1

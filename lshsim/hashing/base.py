@@ -103,7 +103,7 @@ def weights_like(g64: np.ndarray, cache: dict, dtype) -> np.ndarray:
     return w
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _signed_argmax_update(tile, c0, best_val, best_idx, r0, half):  # pragma: no cover - jit
     """Fold a tile of rotated coordinates into the running cross-polytope argmax.
 
@@ -129,7 +129,7 @@ def _signed_argmax_update(tile, c0, best_val, best_idx, r0, half):  # pragma: no
         best_idx[r0 + i] = bi
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _merge_tile_best(tile, idx, c0, best_val, best_idx, r0):  # pragma: no cover - jit
     """Merge each row's tile argmax ``idx[i]`` (from ``numpy.argmax``) into the running best.
 

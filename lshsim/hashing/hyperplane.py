@@ -42,7 +42,7 @@ MAX_CELL = 2.0**52
 MIN_WIDTH, MAX_WIDTH = 1e-9, 1e9
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def simhash_pack(proj, out, r0):  # pragma: no cover - jit
     """Pack sign bits: ``out[r0 + i] = sum_j [proj[i, j] > 0] 2^j``; proj is float[rows, k]."""
     rows, k = proj.shape
@@ -54,7 +54,7 @@ def simhash_pack(proj, out, r0):  # pragma: no cover - jit
         out[r0 + i] = h
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pstable_cells(proj, offsets, w, r, out, r0):  # pragma: no cover - jit
     """``out[r0 + i] = sum_j (floor((proj[i, j] + b_j) / w) mod r) r^j``; proj is float[rows, k].
 
@@ -77,7 +77,7 @@ def pstable_cells(proj, offsets, w, r, out, r0):  # pragma: no cover - jit
         out[r0 + i] = h
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _simhash_reduced(z, cosines, out):  # pragma: no cover - jit
     """Collision of each trial from k bivariate-normal pairs (u, a u + sqrt(1-a^2) v)."""
     trials, k, _ = z.shape
@@ -94,7 +94,7 @@ def _simhash_reduced(z, cosines, out):  # pragma: no cover - jit
         out[t] = hit
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _pstable_reduced(z, offsets, cosines, w, r, out):  # pragma: no cover - jit
     """Collision of each trial from k projection pairs and offsets (cells compared mod r)."""
     trials, k, _ = z.shape

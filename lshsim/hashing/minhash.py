@@ -73,7 +73,7 @@ def mulmod61(a, x):  # pragma: no cover - jit
     return _fold(s)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def minhash_values(tokens, a, b, out):  # pragma: no cover - jit
     """``out[i, j] = min over tokens[i, t] >= 0 of (a_j tokens[i, t] + b_j) mod p``.
 
@@ -93,7 +93,7 @@ def minhash_values(tokens, a, b, out):  # pragma: no cover - jit
             out[i, j] = best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def combine_buckets(values, c, n, out):  # pragma: no cover - jit
     """``out[i] = (sum_j c_j values[i, j]) mod p mod n`` (for ``k = 1``: ``values[i, 0] mod n``)."""
     m, k = values.shape

@@ -68,7 +68,7 @@ def _check_reduced(n: int, family: str) -> None:
         )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _pair_argmax_update(z, cosines, t0, signed, bu, iu, bv, iv, c0, half):  # pragma: no cover
     """Fold a chunk of bivariate pairs into running argmaxes of ``u`` and of ``v``.
 
@@ -154,7 +154,7 @@ class Voronoi(HashFamily):
         return _reduced_argmax(n, cosines, rng, signed=False)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def fwht_inplace(buf):  # pragma: no cover - jit
     """Unnormalised fast Walsh-Hadamard transform of ``buf`` (length a power of two), in place.
 
@@ -172,7 +172,7 @@ def fwht_inplace(buf):  # pragma: no cover - jit
         h *= 2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def hadamard_crosspolytope(x, signs, m, out):  # pragma: no cover - jit
     """Cross-polytope ids with the pseudo-random rotation ``H S_R ... H S_1`` (float64 buffer).
 

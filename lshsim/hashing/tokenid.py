@@ -18,7 +18,7 @@ from lshsim._validate import as_token_ids, check_buckets
 from lshsim.hashing.base import HashFamily
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def tokenid_buckets(tokens, n, out):  # pragma: no cover - jit
     """``out[i] = tokens[i] mod n`` for flat non-negative int64 ``tokens``."""
     for i in range(tokens.shape[0]):
