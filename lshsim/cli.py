@@ -155,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads",
         type=int,
         metavar="T",
-        help="worker threads (default NUMBA_NUM_THREADS); the numbers do not depend on it",
+        help="worker threads (default NUMBA_NUM_THREADS where threads pay: reduced mode, "
+        "full voronoi and gaussian crosspolytope; else 1); the numbers do not depend on it",
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
     sim.set_defaults(func=_simulate)

@@ -143,8 +143,10 @@ def estimate_collision(
         seed: int >= 0.
         mode: ``"full"`` or ``"reduced"`` (see the module docstring).
         progress: show a progress bar on stderr (it appears after one second).
-        threads: worker threads running blocks concurrently (default: Numba's thread count,
-            ``NUMBA_NUM_THREADS``). The numbers do not depend on it.
+        threads: worker threads running blocks concurrently. Default: Numba's thread count
+            (``NUMBA_NUM_THREADS``) for reduced mode and for the families whose full-mode
+            trials run outside the GIL (Voronoi, Gaussian cross-polytope), else 1. The numbers
+            do not depend on it.
         **params: family parameters (e.g. ``rotation="hadamard"``, ``k=4``, ``w=2.0``).
 
     Returns:
@@ -184,7 +186,9 @@ def estimate_collision(
             f"would need {pair_bytes / 2**30:.1f} GiB of working memory (limit 2 GiB)"
         )
     chunk = max(1, min(BLOCK, WORK_BYTES // pair_bytes))
-    threads = numba.config.NUMBA_NUM_THREADS if threads is None else threads
+    if threads is None:  # threads pay unless every trial is Python-bound (then they contend)
+        parallel = mode == "reduced" or cls.threads_pay_in_full_mode(params)
+        threads = numba.config.NUMBA_NUM_THREADS if parallel else 1
     threads = check_int("threads", threads, 1, 1024)
 
     def run_block(i: int, child: np.random.SeedSequence) -> tuple[int, int, int]:

@@ -85,6 +85,15 @@ class HashFamily:
         """
         raise ValueError(f"mode='reduced' is not available for family '{cls.name}'")
 
+    @classmethod
+    def threads_pay_in_full_mode(cls, params: dict) -> bool:
+        """Whether a full-mode trial spends its time outside the GIL (so worker threads pay).
+
+        Drawing a large Gaussian table (Voronoi, Gaussian cross-polytope) does; the small
+        families' trials are dominated by Python overhead, which threads only contend for.
+        """
+        return False
+
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}(n={self.n}, d={self.d}{extra})"

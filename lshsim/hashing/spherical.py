@@ -138,6 +138,10 @@ class Voronoi(HashFamily):
             raise ValueError(f"unknown parameter(s) for voronoi: {', '.join(params)}")
         return {"n": check_buckets(n)}
 
+    @classmethod
+    def threads_pay_in_full_mode(cls, params):  # noqa: D102 - see HashFamily
+        return True
+
     def _draw(self, rng):
         _check_table(self.n, self.d, self.name)
         self.centres = rng.standard_normal((self.n, self.d))
@@ -233,6 +237,10 @@ class CrossPolytope(HashFamily):
         if rotation not in ("gaussian", "hadamard"):
             raise ValueError(f"rotation must be 'gaussian' or 'hadamard', got {rotation!r}")
         return {"n": n, "rotation": rotation}
+
+    @classmethod
+    def threads_pay_in_full_mode(cls, params):  # noqa: D102 - see HashFamily
+        return params.get("rotation", "gaussian") == "gaussian"
 
     @property
     def m(self) -> int:
