@@ -65,12 +65,13 @@ def check_buckets(n, *, power_of_two: bool = False, even: bool = False, family: 
     return n
 
 
-def as_vectors(batch, d: int, name: str = "batch") -> np.ndarray:
+def as_vectors(batch, d: int, name: str = "batch", *, check_values: bool = True) -> np.ndarray:
     """Validate a batch of vectors: a finite float32/float64 array of shape ``(m, d)``.
 
     Returns a C-contiguous, native-byte-order array of the same floating dtype (no copy when
     already so), except that a float32 batch with entries of magnitude ``>= 2^64`` comes back
-    as float64, so that its projections cannot overflow float32.
+    as float64, so that its projections cannot overflow float32. With ``check_values=False``
+    only dtype and shape are checked (for callers that validate their projections instead).
     """
     x = np.asarray(batch)
     if x.dtype.kind != "f" or x.dtype.itemsize not in (4, 8):
@@ -78,7 +79,7 @@ def as_vectors(batch, d: int, name: str = "batch") -> np.ndarray:
     if x.ndim != 2 or x.shape[1] != d:
         raise ValueError(f"{name} must have shape (m, {d}), got {x.shape}")
     x = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
-    if x.size:
+    if x.size and check_values:
         lo, hi = x.min(), x.max()  # NaN propagates; two passes, no temporary array
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise ValueError(f"{name} must be finite (found NaN or inf)")

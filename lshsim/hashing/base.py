@@ -43,6 +43,8 @@ class HashFamily:
     name: ClassVar[str] = ""
     input_kind: ClassVar[str] = "vectors"
     reduced: ClassVar[bool] = False
+    #: True where ``_hash`` checks finiteness on the (narrower) projections itself.
+    validates_projections: ClassVar[bool] = False
 
     def __init__(self, n: int, d: int, seed=0, **params):
         self.params = self.check_params(n, **params)
@@ -65,7 +67,7 @@ class HashFamily:
     def hash(self, batch) -> np.ndarray:
         """Hash a batch; see the family's docstring for the accepted shape. Returns int64 ids."""
         if self.input_kind == "vectors":
-            batch = as_vectors(batch, self.d)
+            batch = as_vectors(batch, self.d, check_values=not self.validates_projections)
         return self._hash(batch)
 
     __call__ = hash

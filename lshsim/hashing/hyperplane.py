@@ -129,11 +129,24 @@ def _radix(n: int, k: int) -> int | None:
     return None
 
 
-def _chunked_rows(x: np.ndarray, g: np.ndarray, reduce, *args) -> np.ndarray:
+def _chunked_rows(x: np.ndarray, g: np.ndarray, g64: np.ndarray, reduce, *args) -> np.ndarray:
+    """Project ``ROW_TILE`` rows at a time and reduce them into ids.
+
+    The batch's values are validated here, on the narrow ``rows x k`` projections rather than
+    on the ``rows x d`` input (a pass over the input cost as much as the packing): a NaN or
+    inf in ``x`` makes its projections non-finite; a finite float32 chunk whose projections
+    overflowed is projected again in float64.
+    """
     out = np.empty(x.shape[0], dtype=np.int64)
     for r0 in range(0, x.shape[0], ROW_TILE):
         r1 = min(x.shape[0], r0 + ROW_TILE)
-        reduce(project(x, g, r0, r1), *args, out, r0)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked right below
+            proj = project(x, g, r0, r1)
+        if not np.isfinite(proj).all():
+            if not np.isfinite(x[r0:r1]).all():
+                raise ValueError("batch must be finite (found NaN or inf)")
+            proj = project(x.astype(np.float64, copy=False), g64, r0, r1)
+        reduce(proj, *args, out, r0)
     return out
 
 
@@ -146,6 +159,7 @@ class SimHash(HashFamily):
 
     name = "simhash"
     reduced = True
+    validates_projections = True
 
     @classmethod
     def check_params(cls, n, **params):
@@ -166,7 +180,7 @@ class SimHash(HashFamily):
 
     def _hash(self, x):
         g = weights_like(self.planes, self._cast, x.dtype)
-        return _chunked_rows(x, g, simhash_pack)
+        return _chunked_rows(x, g, self.planes, simhash_pack)
 
     @classmethod
     def sample_reduced(cls, n, cosines, rng, **params):
@@ -193,6 +207,7 @@ class PStable(HashFamily):
 
     name = "pstable"
     reduced = True
+    validates_projections = True
 
     @classmethod
     def check_params(cls, n, k=None, w=4.0, **params):
@@ -229,7 +244,9 @@ class PStable(HashFamily):
     def _hash(self, x):
         g = weights_like(self.directions, self._cast, x.dtype)
         r = np.int64(self.radix)
-        return _chunked_rows(x, g, pstable_cells, self.offsets, self.params["w"], r)
+        return _chunked_rows(
+            x, g, self.directions, pstable_cells, self.offsets, self.params["w"], r
+        )
 
     @classmethod
     def sample_reduced(cls, n, cosines, rng, **params):
