@@ -173,8 +173,8 @@ def estimate_collision(
             raise ValueError(f"cosine must be -1 or 1 when dim (d) = 1, got {cosine!r}")
     else:
         overlap = check_float("overlap (f)", overlap, 0.0, 1.0)
-        check_sentence_model(overlap, length, vocab, dim if vectors else 2)
         dim = check_int("dim (d)", dim, 2 if vectors else 1, 2**31)
+        check_sentence_model(overlap, length, vocab, dim if vectors else 2)
     if mode == "reduced":
         if not vectors:
             raise ValueError(f"mode='reduced' is not available for family '{family}'")

@@ -18,6 +18,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from lshsim._validate import check_buckets, check_float, check_int
+from lshsim.hashing.hyperplane import PStable, radix_of
 
 
 def simhash_probability(n: int, cosine: float) -> float:
@@ -134,10 +135,8 @@ def pstable_probability(n: int, distance: float, *, k: int | None = None, w: flo
         k: directions (default ``log2 n``).
         w: cell width.
     """
-    from lshsim.hashing.hyperplane import PStable, _radix
-
     p = PStable.check_params(n, k=k, w=w)
-    q = pstable_direction_probability(distance, p["w"], _radix(p["n"], p["k"]))
+    q = pstable_direction_probability(distance, p["w"], radix_of(p["n"], p["k"]))
     return q ** p["k"]
 
 

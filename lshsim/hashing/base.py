@@ -115,7 +115,7 @@ def weights_like(g64: np.ndarray, cache: dict, dtype) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def _signed_argmax_update(tile, c0, best_val, best_idx, r0, half):  # pragma: no cover - jit
+def signed_argmax_update(tile, c0, best_val, best_idx, r0, half):  # pragma: no cover - jit
     """Fold a tile of rotated coordinates into the running cross-polytope argmax.
 
     ``tile[i, j]`` is coordinate ``c0 + j`` of row ``r0 + i``. The candidates are ``+e_j``
@@ -182,7 +182,7 @@ def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarr
         for c0, gb in col_blocks:
             tile = project(x, gb, r0, r1)
             if signed_half:
-                _signed_argmax_update(tile, c0, best_val, best_idx, r0, signed_half)
+                signed_argmax_update(tile, c0, best_val, best_idx, r0, signed_half)
             else:  # numpy's SIMD argmax per tile, merged across column tiles
                 _merge_tile_best(tile, tile.argmax(axis=1), c0, best_val, best_idx, r0)
     return best_idx

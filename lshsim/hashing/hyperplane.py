@@ -118,7 +118,7 @@ def _pstable_reduced(z, offsets, cosines, w, r, out):  # pragma: no cover - jit
         out[t] = hit
 
 
-def _radix(n: int, k: int) -> int | None:
+def radix_of(n: int, k: int) -> int | None:
     """The integer ``r >= 2`` with ``r^k == n``, or None."""
     if k == 1:  # n ** 1.0 rounds to a float: for n > 2^53 r = n would be missed
         return n if n >= 2 else None
@@ -223,7 +223,7 @@ class PStable(HashFamily):
                 )
             k = n.bit_length() - 1
         k = check_int("k (directions)", k, 1, 62)
-        if _radix(n, k) is None:
+        if radix_of(n, k) is None:
             raise ValueError(
                 f"n (buckets) must be r^k for an integer radix r >= 2 with k={k}, got {n}"
             )
@@ -233,7 +233,7 @@ class PStable(HashFamily):
     @property
     def radix(self) -> int:
         """Cells per direction after the mapping, ``r = n^(1/k)``."""
-        return _radix(self.n, self.params["k"])
+        return radix_of(self.n, self.params["k"])
 
     def _draw(self, rng):
         k, w = self.params["k"], self.params["w"]
@@ -253,7 +253,7 @@ class PStable(HashFamily):
         """Per direction, the projections of unit ``x, y`` are bivariate normal, corr ``a``."""
         p = cls.check_params(n, **params)
         k, w = p["k"], p["w"]
-        r = np.int64(_radix(p["n"], k))
+        r = np.int64(radix_of(p["n"], k))
         z = rng.standard_normal((cosines.shape[0], k, 2))
         offsets = rng.random((cosines.shape[0], k))
         out = np.empty(cosines.shape[0], dtype=np.bool_)

@@ -39,7 +39,7 @@ import numba
 import numpy as np
 
 from lshsim._validate import check_buckets
-from lshsim.hashing.base import HashFamily, tiled_argmax, weights_like
+from lshsim.hashing.base import HashFamily, signed_argmax_update, tiled_argmax, weights_like
 
 #: Largest table (rows x d) a family instance may draw: 2^29 float64 = 4 GiB.
 MAX_TABLE = 2**29
@@ -200,6 +200,8 @@ def hadamard_crosspolytope(x, signs, m, out):  # pragma: no cover - jit
     """
     rows, d = x.shape
     rounds, dd = signs.shape
+    best_val = np.full(rows, -np.inf)
+    out[:] = 0
     for r0 in range(0, rows, HADAMARD_BLOCK):
         nb = min(HADAMARD_BLOCK, rows - r0)
         buf = np.zeros((dd, nb), dtype=np.float64)
@@ -212,18 +214,8 @@ def hadamard_crosspolytope(x, signs, m, out):  # pragma: no cover - jit
                 for c in range(nb):
                     buf[j, c] *= s
             fwht_columns(buf)
-        for c in range(nb):
-            best = -1.0
-            bid = 0
-            for j in range(m):
-                v = buf[j, c]
-                a = abs(v)
-                if a >= best:  # ties go to the lower id (j for +e_j, j + m for -e_j)
-                    cand = j if v >= 0 else j + m
-                    if a > best or cand < bid:
-                        best = a
-                        bid = cand
-            out[r0 + c] = bid
+        # the same ±e_j selection and tie rule as the Gaussian rotation's tiles
+        signed_argmax_update(buf[:m].T, 0, best_val, out, r0, m)
 
 
 class CrossPolytope(HashFamily):
