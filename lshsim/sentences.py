@@ -158,35 +158,105 @@ def _normalise(v: np.ndarray) -> np.ndarray:
     return v / np.where(norms > 0, norms, 1.0)
 
 
+#: Pairs per chunk of :func:`sentence_cosines`: its temporaries are a few float64[chunk]
+#: arrays whatever ``count``, ``l`` and ``d``. A constant, so the numbers do not depend on it.
+COSINE_CHUNK = 2**16
+
+
 def sentence_cosines(
     count: int, overlap: float, *, length: int, dim: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Sample the cosine of the two sentence representations at a cost independent of ``d``.
+    """Sample the cosine of the two sentence representations: ``O(l)`` per pair, any ``d``.
 
-    Only the Gram matrix of the pair's ``K = 2l - s`` token embeddings matters. Writing the
-    Gaussian vectors that normalise to them in the orthonormal basis that Gram-Schmidt builds
-    from them gives an upper-triangular ``q x K`` matrix (``q = min(K, d)``) with independent
-    entries: ``N(0, 1)`` above the diagonal and ``chi_{d - i}`` on it (Bartlett
-    decomposition). Cost ``O(K min(K, d))`` per pair, exact in distribution.
+    Split the pair's ``K = 2l - s`` token embeddings into three groups and sum each: ``P_S``
+    over the ``s`` shared tokens, ``P_A`` over the ``l - s`` tokens only in sentence 1, ``P_B``
+    over the ``l - s`` only in sentence 2. The sentence sums are ``S1 = P_S + P_A`` and
+    ``S2 = P_S + P_B`` (the representations are their directions: the mean's ``1/l`` cancels).
+    With the norms ``r_X = |P_X|`` and the cosines ``c_XY`` between the directions of ``P_X``
+    and ``P_Y``::
+
+        cos = (r_S^2 + r_S r_A c_SA + r_S r_B c_SB + r_A r_B c_AB)
+              / sqrt((r_S^2 + r_A^2 + 2 r_S r_A c_SA) (r_S^2 + r_B^2 + 2 r_S r_B c_SB))
+
+    Why sampling these six numbers is exact: the groups use disjoint tokens, so ``P_S``, ``P_A``
+    and ``P_B`` are independent; each has a rotation-invariant law, so its direction is uniform
+    and independent of its norm. The three norms and the three directions are therefore six
+    independent pieces, each drawn exactly:
+
+    * the norm of a sum of ``k`` uniform unit vectors, by a walk: ``r_1 = 1``,
+      ``r_{j+1}^2 = r_j^2 + 1 + 2 r_j c_j`` with ``c_j`` the cosine between the partial sum and
+      the next vector. By rotation invariance ``c_j`` is independent of the past and
+      distributed as one coordinate of a uniform unit vector in ``R^d``,
+      ``(c_j + 1) / 2 ~ Beta((d - 1)/2, (d - 1)/2)`` (arcsine at ``d = 2``), drawn as
+      ``c_j = z / sqrt(z^2 + chi^2_{d-1})``, ``z ~ N(0, 1)`` (one coordinate of a normalised
+      Gaussian vector; two draws, faster than NumPy's Beta). ``k = 0`` gives 0;
+    * the Gram matrix of the three independent uniform directions: the Gaussian vectors that
+      normalise to them, written in the orthonormal basis that Gram-Schmidt builds from them,
+      form an upper-triangular ``q x 3`` matrix (``q = min(3, d)``) with independent entries,
+      ``N(0, 1)`` above the diagonal and ``chi_{d - i}`` on it (Bartlett decomposition); the
+      cosines are those of its columns.
+
+    ``s = 0`` is ``r_S = 0`` (the cosine is then ``c_AB``); ``s = l`` gives exactly 1. Cost:
+    about ``2 (2l - s)`` random numbers per pair, whatever ``d``. The loop runs over the walks'
+    steps, vectorised over the pairs, in chunks of :data:`COSINE_CHUNK` pairs (bounded memory).
+
+    Args:
+        count: number of pairs, >= 0.
+        overlap: ``f`` in [0, 1]; the pair shares ``s = round_half_up(f l)`` tokens.
+        length: ``l`` >= 1 tokens per sentence.
+        dim: ``d`` >= 2.
+        rng: generator for the draws (the same seed gives the same cosines).
 
     Returns:
-        float64[count] cosines in [-1, 1].
+        float64[count] cosines in [-1, 1], distributed exactly as those of
+        :func:`sentence_pairs` (for any ``vocab``: a pair's tokens are distinct).
     """
     count = check_int("count", count, 0)
     s = shared_tokens(overlap, length)
     dim = check_int("dim (d)", dim, 2)
-    k = 2 * length - s
-    q = min(k, dim)
-    r = np.zeros((count, q, k))
-    iu = np.triu_indices(q, 1, k)
-    r[:, iu[0], iu[1]] = rng.standard_normal((count, iu[0].size))
-    diag = np.arange(q)
-    r[:, diag, diag] = np.sqrt(rng.chisquare(dim - diag, size=(count, q)))
-    u = r / np.linalg.norm(r, axis=1, keepdims=True)  # columns are the unit embeddings
-    shared = u[:, :, :s].sum(axis=2)
-    a = shared + u[:, :, s:length].sum(axis=2)
-    b = shared + u[:, :, length:].sum(axis=2)
-    cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    if s == length:  # the sentences are the same tokens: the same representation
+        return np.ones(count)
+    out = np.empty(count)
+    for c0 in range(0, count, COSINE_CHUNK):
+        m = min(COSINE_CHUNK, count - c0)
+        out[c0 : c0 + m] = _cosine_chunk(m, s, length - s, dim, rng)
+    return out
+
+
+def _sum_norms(k: int, shape: tuple[int, ...], dim: int, rng: np.random.Generator) -> np.ndarray:
+    """Norms of sums of ``k`` i.i.d. uniform unit vectors in ``R^dim``, by the norm walk."""
+    if k == 0:
+        return np.zeros(shape)
+    r = np.ones(shape)
+    for _ in range(k - 1):
+        # c: cosine to the next vector, the first coordinate of a normalised Gaussian vector
+        z = rng.standard_normal(shape)
+        c = z / np.sqrt(z * z + 2.0 * rng.standard_gamma(0.5 * (dim - 1), size=shape))
+        r = np.sqrt(np.maximum((r - 1.0) ** 2 + 2.0 * r * (1.0 + c), 0.0))  # max: rounding
+    return r
+
+
+def _cosine_chunk(count: int, s: int, m: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+    """Cosines of ``count`` pairs with ``s`` shared and ``m >= 1`` unshared tokens each."""
+    r_s = _sum_norms(s, (count,), dim, rng)
+    r_a, r_b = _sum_norms(m, (2, count), dim, rng)
+    # Bartlett factor of the directions of P_S, P_A, P_B: columns (t00, 0, 0), (t01, t11, 0)
+    # and (t02, t12, t22), t22 = 0 when d = 2 (q = 2 rows). t00 > 0 cancels from the cosines.
+    t01, t02, t12 = rng.standard_normal((3, count))
+    t11 = np.sqrt(rng.chisquare(dim - 1, size=count))
+    t22 = np.sqrt(rng.chisquare(dim - 2, size=count)) if dim > 2 else 0.0
+    n1 = np.hypot(t01, t11)
+    n2 = np.sqrt(t02 * t02 + t12 * t12 + t22 * t22)
+    c_sa = t01 / n1
+    c_sb = t02 / n2
+    c_ab = (t01 * t02 + t11 * t12) / (n1 * n2)
+    ss = r_s * r_s
+    num = ss + r_s * (r_a * c_sa + r_b * c_sb) + r_a * r_b * c_ab
+    n1sq = np.maximum(ss + r_a * r_a + 2.0 * r_s * r_a * c_sa, 0.0)
+    n2sq = np.maximum(ss + r_b * r_b + 2.0 * r_s * r_b * c_sb, 0.0)
+    den = np.sqrt(n1sq * n2sq)
+    # a sentence sum of exactly 0 (probability 0) normalises to 0, as in sentence_pairs
+    cos = np.divide(num, den, out=np.zeros(count), where=den > 0)
     return np.clip(cos, -1.0, 1.0)
 
 

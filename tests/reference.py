@@ -1,4 +1,5 @@
-"""Slow, obvious reference implementations of every hash family (for the kernel tests).
+"""Slow, obvious reference implementations of every hash family (for the kernel tests), and
+the ``K x K`` Bartlett sampler of the sentence-pair cosine (for the sentence tests).
 
 Each reference rebuilds a family's hash from the parameters drawn on the instance and computes
 it the plain way: Python loops and integers, NumPy ``argmax``, a Walsh-Hadamard *matrix*.
@@ -17,6 +18,8 @@ import math
 
 import numpy as np
 import scipy.linalg
+
+from lshsim.sentences import shared_tokens
 
 #: The Mersenne prime 2^61 - 1, as a Python int.
 P61 = 2**61 - 1
@@ -160,3 +163,32 @@ def naive_affine_uint64(a: int, x: int, b: int) -> int:
     xv = np.array([x], dtype=np.uint64)
     bv = np.array([b], dtype=np.uint64)
     return int(((av * xv + bv) % np.uint64(P61))[0])
+
+
+def sentence_cosines_bartlett(
+    count: int, overlap: float, *, length: int, dim: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The pair's cosine from the full Gram matrix of its ``K = 2l - s`` token embeddings.
+
+    The library's former sampler, kept as an independent route to the same distribution as
+    :func:`lshsim.sentences.sentence_cosines`. Writing the Gaussian vectors that normalise to
+    the embeddings in the orthonormal basis that Gram-Schmidt builds from them gives an
+    upper-triangular ``q x K`` matrix (``q = min(K, d)``) with independent entries: ``N(0, 1)``
+    above the diagonal and ``chi_{d - i}`` on it (Bartlett decomposition). Its normalised
+    columns are the embeddings in that basis; the sentences sum their first ``l`` columns and
+    the ``s`` shared plus the last ``l - s``. Cost ``O(K min(K, d))`` per pair.
+    """
+    s = shared_tokens(overlap, length)
+    k = 2 * length - s
+    q = min(k, dim)
+    r = np.zeros((count, q, k))
+    iu = np.triu_indices(q, 1, k)
+    r[:, iu[0], iu[1]] = rng.standard_normal((count, iu[0].size))
+    diag = np.arange(q)
+    r[:, diag, diag] = np.sqrt(rng.chisquare(dim - diag, size=(count, q)))
+    u = r / np.linalg.norm(r, axis=1, keepdims=True)  # columns are the unit embeddings
+    shared = u[:, :, :s].sum(axis=2)
+    a = shared + u[:, :, s:length].sum(axis=2)
+    b = shared + u[:, :, length:].sum(axis=2)
+    cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return np.clip(cos, -1.0, 1.0)

@@ -1,4 +1,4 @@
-"""The sentence-pair model: token structure, embeddings, and the two cosine samplers."""
+"""The sentence-pair model: token structure, embeddings, and the cosine samplers."""
 
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy import stats
 
+from lshsim import sentences
 from lshsim.sentences import (
     cosine_pairs,
     embedding_table,
     sentence_cosines,
     sentence_pairs,
     shared_tokens,
+    unit_vectors,
 )
+from tests import reference as ref
 
 SEEDS = st.integers(0, 2**32 - 1)
 #: Width of the acceptance interval, in standard errors, of the distribution comparisons.
@@ -229,29 +232,37 @@ def test_cosine_pairs_dimension_one_rule():
             cosine_pairs(3, a, 1, np.random.default_rng(0))
 
 
-# -- sentence_cosines: the reduced (Bartlett) sampler --------------------------------------------
+# -- sentence_cosines: the reduced (norm-walk) sampler ------------------------------------------
 
-#: (f, l, d): s and K = 2l - s, including d < K (the Bartlett factor is then q = d rows).
+#: (f, l, d) -> s, K = 2l - s: d < 3 (the three-direction Bartlett factor has q = d rows), s = 0
+#: (no shared sum), s = l - 1 (one-token walks for the unshared sums), l = 1.
 DISTRIBUTION_CASES = [
     (0.5, 16, 8),  # s = 8, K = 24 > d
-    (0.25, 4, 64),  # s = 1, K = 7 < d
-    (0.75, 8, 3),  # s = 6, K = 10 > d
-    (0.0, 3, 2),  # s = 0, K = 6 > d = 2
-    (0.9, 10, 30),  # s = 9, K = 11 < d
-    (0.5, 2, 2),  # s = 1, K = 3: few tokens in few dimensions, most sensitive to the factor
+    (0.25, 4, 64),  # s = 1, K = 7 < d: a one-token shared sum
+    (0.75, 8, 3),  # s = 6, K = 10 > d = 3: the smallest d with a full 3 x 3 factor
+    (0.0, 3, 2),  # s = 0, d = 2
+    (0.9, 10, 30),  # s = 9 = l - 1
+    (0.5, 2, 2),  # s = 1 = l - 1, d = 2: few tokens in few dimensions
+    (0.75, 4, 2),  # s = 3 = l - 1, d = 2: arcsine walk steps
+    (0.0, 1, 2),  # l = 1, s = 0, d = 2: the cosine of two independent unit vectors
+    (0.0, 1, 7),  # l = 1, s = 0
+    (0.0, 24, 5),  # s = 0, long unshared walks
 ]
 SAMPLES = 20000
 
 
-def _both_samplers(overlap, length, dim, dim_reduced=None):
+def _explicit_cosines(overlap, length, dim, samples=SAMPLES):
     full = sentence_pairs(
-        SAMPLES, overlap, length=length, dim=dim, vocab=10**6, rng=np.random.default_rng(101)
+        samples, overlap, length=length, dim=dim, vocab=10**6, rng=np.random.default_rng(101)
     )
-    cos_full = (full.x1 * full.x2).sum(axis=1)
+    return (full.x1 * full.x2).sum(axis=1)
+
+
+def _both_samplers(overlap, length, dim, dim_reduced=None):
     cos_reduced = sentence_cosines(
         SAMPLES, overlap, length=length, dim=dim_reduced or dim, rng=np.random.default_rng(202)
     )
-    return cos_full, cos_reduced
+    return _explicit_cosines(overlap, length, dim), cos_reduced
 
 
 def _moment_z_scores(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -266,30 +277,88 @@ def _moment_z_scores(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return float(z_mean), float(z_var)
 
 
+def _assert_same_distribution(a: np.ndarray, b: np.ndarray) -> None:
+    z_mean, z_var = _moment_z_scores(a, b)
+    assert abs(z_mean) < Z_TOL, (z_mean, a.mean(), b.mean())
+    assert abs(z_var) < Z_TOL, (z_var, a.var(), b.var())
+    assert stats.ks_2samp(a, b).pvalue > 1e-3
+
+
 @pytest.mark.parametrize(("overlap", "length", "dim"), DISTRIBUTION_CASES)
 def test_sentence_cosines_matches_sentence_pairs(overlap, length, dim):
-    """Same distribution: the Bartlett sampler's cosines and the cosines of explicit sentence
-    pairs agree in mean and variance (within ``Z_TOL`` standard errors) and pass a two-sample
-    Kolmogorov-Smirnov test (p > 1e-3), at fixed seeds."""
+    """Same distribution as explicit pairs: the norm-walk sampler's cosines and the cosines of
+    explicit sentence pairs agree in mean and variance (within ``Z_TOL`` standard errors) and
+    pass a two-sample Kolmogorov-Smirnov test (p > 1e-3), at fixed seeds."""
     cos_full, cos_reduced = _both_samplers(overlap, length, dim)
     assert cos_reduced.shape == (SAMPLES,)
+    assert cos_reduced.dtype == np.float64
     assert ((cos_reduced >= -1) & (cos_reduced <= 1)).all()
-    z_mean, z_var = _moment_z_scores(cos_full, cos_reduced)
-    assert abs(z_mean) < Z_TOL, (z_mean, cos_full.mean(), cos_reduced.mean())
-    assert abs(z_var) < Z_TOL, (z_var, cos_full.var(), cos_reduced.var())
-    assert stats.ks_2samp(cos_full, cos_reduced).pvalue > 1e-3
+    _assert_same_distribution(cos_full, cos_reduced)
+
+
+@pytest.mark.parametrize(("overlap", "length", "dim"), DISTRIBUTION_CASES)
+def test_sentence_cosines_matches_bartlett_reference(overlap, length, dim):
+    """Same distribution as the ``K x K`` Bartlett reference (a third, independent route): mean,
+    variance and KS as above."""
+    cos_reduced = sentence_cosines(
+        SAMPLES, overlap, length=length, dim=dim, rng=np.random.default_rng(303)
+    )
+    cos_ref = ref.sentence_cosines_bartlett(
+        SAMPLES, overlap, length=length, dim=dim, rng=np.random.default_rng(404)
+    )
+    _assert_same_distribution(cos_ref, cos_reduced)
+
+
+def test_bartlett_reference_matches_sentence_pairs():
+    """The reference itself against explicit pairs, where its ``K x K`` factor is truncated
+    (``d < K``) and where it is not: mean, variance and KS as above."""
+    for overlap, length, dim in [(0.5, 16, 8), (0.25, 4, 64)]:
+        cos_ref = ref.sentence_cosines_bartlett(
+            SAMPLES, overlap, length=length, dim=dim, rng=np.random.default_rng(505)
+        )
+        _assert_same_distribution(_explicit_cosines(overlap, length, dim), cos_ref)
 
 
 @pytest.mark.parametrize(
     ("overlap", "length", "dim", "wrong_dim"), [(0.5, 16, 8, 12), (0.25, 4, 64, 48)]
 )
 def test_distribution_comparison_detects_a_wrong_dimension(overlap, length, dim, wrong_dim):
-    """Control for the test above: the same comparison rejects a sampler run at another ``d``
+    """Control for the tests above: the same comparison rejects a sampler run at another ``d``
     (mean or variance off by more than ``Z_TOL`` standard errors, and KS p < 1e-3)."""
     cos_full, cos_reduced = _both_samplers(overlap, length, dim, dim_reduced=wrong_dim)
     z_mean, z_var = _moment_z_scores(cos_full, cos_reduced)
     assert max(abs(z_mean), abs(z_var)) > Z_TOL
     assert stats.ks_2samp(cos_full, cos_reduced).pvalue < 1e-3
+
+
+def test_distribution_comparison_detects_a_wrong_overlap():
+    """Control: the comparison also rejects a sampler run at a neighbouring ``s`` (8 vs 9 of
+    16 shared tokens)."""
+    cos_full = _explicit_cosines(0.5, 16, 16)
+    cos_reduced = sentence_cosines(
+        SAMPLES, 9 / 16, length=16, dim=16, rng=np.random.default_rng(202)
+    )
+    z_mean, _ = _moment_z_scores(cos_full, cos_reduced)
+    assert abs(z_mean) > Z_TOL
+    assert stats.ks_2samp(cos_full, cos_reduced).pvalue < 1e-3
+
+
+@pytest.mark.parametrize(("k", "dim"), [(1, 5), (2, 2), (5, 3), (12, 2), (20, 50)])
+def test_norm_walk_matches_explicit_sums(k, dim):
+    """Norm walk: the squared norm of a sum of ``k`` uniform unit vectors has mean ``k`` and
+    variance ``2k(k - 1)/d`` (exactly: ``|P|^2 = k + 2 sum_{i<j} G_ij``), and the walk's norms
+    match explicit sums in a two-sample KS test (p > 1e-3)."""
+    count = 2**16
+    r2 = sentences._sum_norms(k, (count,), dim, np.random.default_rng(808)) ** 2
+    var = 2 * k * (k - 1) / dim
+    assert abs(r2.mean() - k) <= Z_TOL * math.sqrt(var / count) + 1e-12
+    if k == 1:  # one unit vector: norm exactly 1
+        np.testing.assert_array_equal(r2, 1.0)
+        return
+    se_var = math.sqrt((((r2 - r2.mean()) ** 4).mean() - r2.var() ** 2) / count)
+    assert abs(r2.var(ddof=1) - var) <= Z_TOL * se_var, (r2.var(), var)
+    explicit = unit_vectors((20000, k), dim, np.random.default_rng(909)).sum(axis=1)
+    assert stats.ks_2samp(np.sqrt(r2), np.linalg.norm(explicit, axis=1)).pvalue > 1e-3
 
 
 def test_sentence_cosines_concentrate_at_s_over_l_for_huge_d():
@@ -300,9 +369,37 @@ def test_sentence_cosines_concentrate_at_s_over_l_for_huge_d():
 
 
 def test_sentence_cosines_full_overlap_is_one():
-    """``f = 1``: both representations are the same vector, cosine 1 (to 1e-12)."""
-    cos = sentence_cosines(100, 1.0, length=6, dim=4, rng=np.random.default_rng(0))
-    np.testing.assert_allclose(cos, 1.0, rtol=0, atol=1e-12)
+    """``f = 1``: both representations are the same vector, cosine exactly 1."""
+    for length, dim in [(6, 4), (1, 2)]:
+        cos = sentence_cosines(100, 1.0, length=length, dim=dim, rng=np.random.default_rng(0))
+        np.testing.assert_array_equal(cos, 1.0)
+
+
+@given(
+    overlap=st.floats(0.0, 1.0),
+    length=st.integers(1, 40),
+    dim=st.one_of(st.integers(2, 8), st.integers(2, 10**15)),
+    count=st.integers(0, 40),
+    seed=SEEDS,
+)
+def test_sentence_cosines_are_finite_cosines(overlap, length, dim, count, seed):
+    """Range: every sampled cosine is a finite float64 in [-1, 1], for any valid model and
+    ``d`` up to 10^15."""
+    cos = sentence_cosines(count, overlap, length=length, dim=dim, rng=np.random.default_rng(seed))
+    assert cos.shape == (count,) and cos.dtype == np.float64
+    assert np.isfinite(cos).all()
+    assert ((cos >= -1) & (cos <= 1)).all()
+
+
+def test_sentence_cosines_chunks_are_seamless(monkeypatch):
+    """Chunking: the chunks draw from one generator in turn, so a count spanning several chunks
+    gives fresh cosines in each (no repeated chunk) with the same distribution."""
+    monkeypatch.setattr(sentences, "COSINE_CHUNK", 1000)
+    cos = sentence_cosines(3500, 0.5, length=8, dim=16, rng=np.random.default_rng(12))
+    assert cos.shape == (3500,)
+    assert len(np.unique(cos)) == 3500
+    whole = sentence_cosines(3500, 0.5, length=8, dim=16, rng=np.random.default_rng(13))
+    assert stats.ks_2samp(cos, whole).pvalue > 1e-3
 
 
 def test_sentence_cosines_same_seed_same_values():
@@ -335,6 +432,8 @@ BAD_INPUT = [
     (lambda: cosine_pairs(-2, 0.5, 3, RNG), r"count"),
     (lambda: embedding_table(0, 3), r"vocab \(V\)"),
     (lambda: embedding_table(5, 0), r"dim \(d\)"),
+    (lambda: sentence_cosines(5, -0.5, length=4, dim=3, rng=RNG), r"overlap \(f\)"),
+    (lambda: sentence_cosines(5, 0.5, length=4, dim=2.5, rng=RNG), r"dim \(d\)"),
 ]
 
 
