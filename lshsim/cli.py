@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+import textwrap
 
-from lshsim import __version__
+from tqdm import tqdm
+
+from lshsim import __version__, theory
 from lshsim.estimate import MODES, estimate_collision
 from lshsim.hashing import FAMILIES
+from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES, QuadratureError
 
 _FAMILY_HELP = {
     "simhash": "sign bits of k = log2(n) Gaussian projections (n a power of two)",
@@ -54,6 +59,73 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"lshsim: error: {message}\n")
 
 
+def _add_target_args(p: argparse.ArgumentParser) -> None:
+    """The arguments that say what to compute: family, buckets, cosine or sentence model."""
+    p.add_argument(
+        "--family",
+        required=True,
+        choices=list(FAMILIES),
+        metavar="F",
+        help="lookup family: " + ", ".join(FAMILIES),
+    )
+    p.add_argument(
+        "--buckets",
+        required=True,
+        type=int,
+        metavar="N",
+        help="number of buckets n (>= 2; a power of two for simhash and default "
+        "pstable, even for crosspolytope)",
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--overlap",
+        type=float,
+        metavar="f",
+        help="fraction f in [0, 1] of shared tokens (sentence model)",
+    )
+    what.add_argument(
+        "--cosine",
+        type=float,
+        metavar="a",
+        help="exact cosine a in [-1, 1] of two unit vectors (vector families)",
+    )
+    p.add_argument(
+        "--dim",
+        type=int,
+        default=64,
+        metavar="d",
+        help="embedding dimension d (default 64; >= 2 with --overlap)",
+    )
+    p.add_argument(
+        "--length",
+        type=int,
+        default=32,
+        metavar="l",
+        help="sentence length l in tokens (default 32)",
+    )
+    p.add_argument(
+        "--vocab",
+        type=int,
+        default=32128,
+        metavar="V",
+        help="vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
+    )
+    p.add_argument(
+        "--rotation",
+        choices=("gaussian", "hadamard"),
+        help="crosspolytope rotation (default gaussian)",
+    )
+    p.add_argument(
+        "--k",
+        type=int,
+        metavar="K",
+        help="pstable: directions (default log2 n); minhash: concatenated min-hashes (default 1)",
+    )
+    p.add_argument(
+        "--width", type=float, metavar="W", help="pstable cell width w in [1e-9, 1e9] (default 4.0)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``lshsim`` argument parser (exposed for documentation and tests)."""
     parser = _Parser(
@@ -71,55 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_SIMULATE_EPILOG,
         formatter_class=argparse.RawTextHelpFormatter,
     )
-    sim.add_argument(
-        "--family",
-        required=True,
-        choices=list(FAMILIES),
-        metavar="F",
-        help="lookup family: " + ", ".join(FAMILIES),
-    )
-    sim.add_argument(
-        "--buckets",
-        required=True,
-        type=int,
-        metavar="N",
-        help="number of buckets n (>= 2; a power of two for simhash and default "
-        "pstable, even for crosspolytope)",
-    )
-    what = sim.add_mutually_exclusive_group(required=True)
-    what.add_argument(
-        "--overlap",
-        type=float,
-        metavar="f",
-        help="fraction f in [0, 1] of shared tokens (sentence model)",
-    )
-    what.add_argument(
-        "--cosine",
-        type=float,
-        metavar="a",
-        help="exact cosine a in [-1, 1] of two unit vectors (vector families)",
-    )
-    sim.add_argument(
-        "--dim",
-        type=int,
-        default=64,
-        metavar="d",
-        help="embedding dimension d (default 64; >= 2 with --overlap)",
-    )
-    sim.add_argument(
-        "--length",
-        type=int,
-        default=32,
-        metavar="l",
-        help="sentence length l in tokens (default 32)",
-    )
-    sim.add_argument(
-        "--vocab",
-        type=int,
-        default=32128,
-        metavar="V",
-        help="vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
-    )
+    _add_target_args(sim)
     sim.add_argument(
         "--samples",
         type=int,
@@ -138,20 +162,6 @@ def build_parser() -> argparse.ArgumentParser:
         "statistics (exact; simhash, pstable, voronoi, gaussian crosspolytope)",
     )
     sim.add_argument(
-        "--rotation",
-        choices=("gaussian", "hadamard"),
-        help="crosspolytope rotation (default gaussian)",
-    )
-    sim.add_argument(
-        "--k",
-        type=int,
-        metavar="K",
-        help="pstable: directions (default log2 n); minhash: concatenated min-hashes (default 1)",
-    )
-    sim.add_argument(
-        "--width", type=float, metavar="W", help="pstable cell width w in [1e-9, 1e9] (default 4.0)"
-    )
-    sim.add_argument(
         "--threads",
         type=int,
         metavar="T",
@@ -160,6 +170,44 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
     sim.set_defaults(func=_simulate)
+
+    th = sub.add_parser(
+        "theory",
+        help="exact collision probability and rho = -log P / log n",
+        description="Exact collision probability of a family at n buckets: closed forms "
+        "(simhash, pstable, minhash, tokenid) or 2-D quadrature (voronoi, gaussian "
+        "crosspolytope; relative error <= 1e-9). With --overlap, the exact P(a) is averaged "
+        "over the sentence model's cosine law (the target of `lshsim simulate --overlap`).",
+        epilog="""examples:
+  lshsim theory --family voronoi --buckets 1048576 --cosine 0.5
+  lshsim theory --family simhash --buckets 1024 --overlap 0.5 --dim 64 --length 32 --json
+""",
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    _add_target_args(th)
+    th.add_argument(
+        "--cosines",
+        type=int,
+        default=SENTENCE_COSINES,
+        metavar="C",
+        help=f"with --overlap: cosines sampled for the average (default {SENTENCE_COSINES})",
+    )
+    th.add_argument(
+        "--seed", type=int, default=0, metavar="s", help="with --overlap: seed of the cosines"
+    )
+    th.add_argument("--json", action="store_true", help="print one JSON object")
+    th.set_defaults(func=_theory)
+
+    chk = sub.add_parser(
+        "check",
+        help="evaluate every claim of Theorem 1 (exit 0 iff all hold)",
+        description="Evaluate the precise claims of the paper's Theorem 1 (lshsim.claims; "
+        "proofs/theorem1.md) and print id, verdict, statement and evidence. Exit status 0 "
+        "when every claim holds, 1 otherwise.",
+    )
+    chk.add_argument("--claim", action="append", metavar="ID", help="only this claim (repeatable)")
+    chk.add_argument("--json", action="store_true", help='print {"claims": [...]} as JSON')
+    chk.set_defaults(func=_check)
 
     fam = sub.add_parser("families", help="list the hash families, their inputs and parameters")
     fam.add_argument("--json", action="store_true", help="print JSON")
@@ -233,6 +281,79 @@ def _simulate(args) -> int:
     return 0
 
 
+def _theory(args) -> int:
+    params = _family_params(args)
+    if args.cosine is not None:
+        if args.family not in COSINE_FAMILIES:
+            raise ValueError(f"cosine is not defined for family '{args.family}'; use --overlap (f)")
+        log_p = theory.log_probability(args.family, args.buckets, args.cosine, **params)
+        out = {
+            "family": args.family,
+            "n": args.buckets,
+            "cosine": args.cosine,
+            "probability": math.exp(log_p),
+            "log_probability": log_p,
+            "rho": -log_p / math.log(args.buckets),
+            "limit_rho": theory.limit_rho(args.family, args.cosine, n=args.buckets, **params),
+            "params": params,
+        }
+    else:
+        res = theory.collision_probability(
+            args.family,
+            args.buckets,
+            overlap=args.overlap,
+            dim=args.dim,
+            length=args.length,
+            vocab=args.vocab,
+            cosines=args.cosines,
+            seed=args.seed,
+            **params,
+        )
+        out = res.to_dict()
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    width = max(len(k) for k in out)
+    for k, v in out.items():
+        print(f"{k:<{width}}  {v:.10g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+    return 0
+
+
+def _check(args) -> int:
+    from lshsim import claims  # imports the estimators; keep `lshsim --help` light
+
+    show = not args.json and sys.stderr.isatty()
+    ids = args.claim or list(claims.CLAIMS)
+    bar = tqdm(total=len(ids), desc="claims", disable=not show, file=sys.stderr, leave=False)
+
+    def progress(cid):
+        bar.set_postfix_str(cid)
+
+    verdicts = []
+    for cid in ids:
+        verdicts += claims.check([cid], progress=progress)
+        bar.update()
+    bar.close()
+    ok = all(v.holds for v in verdicts)
+    if args.json:
+        print(json.dumps({"holds": ok, "claims": [v.to_dict() for v in verdicts]}))
+    else:
+        for v in verdicts:
+            print(f"{v.id}  {'HOLDS' if v.holds else 'FAILS'}  ({v.seconds:.1f} s)  {v.test}")
+            print(textwrap.fill(v.statement, 96, initial_indent="    ", subsequent_indent="    "))
+            print(
+                textwrap.fill(
+                    "evidence: " + json.dumps(v.evidence, default=float),
+                    96,
+                    initial_indent="    ",
+                    subsequent_indent="      ",
+                )
+            )
+        held = sum(v.holds for v in verdicts)
+        print(f"{held}/{len(verdicts)} claims hold")
+    return 0 if ok else 1
+
+
 def _families(args) -> int:
     rows = [
         {
@@ -260,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"lshsim: error: {exc}", file=sys.stderr)
         return 2
+    except QuadratureError as exc:
+        print(f"lshsim: quadrature failed: {exc}", file=sys.stderr)
+        return 1
     except (MemoryError, OverflowError) as exc:  # a last resort: the checks should come first
         print(f"lshsim: error: input too large for this machine ({exc})", file=sys.stderr)
         return 2

@@ -303,11 +303,12 @@ def rho(family: str, n: int, cosine: float, **params) -> float:
     return -log_probability(family, n, cosine, **params) / math.log(n)
 
 
-def limit_rho(family: str, cosine: float, **params) -> float:
+def limit_rho(family: str, cosine: float, *, n: int | None = None, **params) -> float:
     """``lim_{n -> inf} rho(n, a)``.
 
     * simhash: ``-log2(1 - arccos(a)/pi)``, the same at every ``n``;
-    * pstable (fixed radix ``r``, ``n = r^k``): ``-log q / log r``, every ``n``;
+    * pstable (fixed radix ``r``, ``n = r^k``; give ``n``, default 2): ``-log q / log r``, the
+      same at every ``n`` of that radix;
     * voronoi and crosspolytope: ``(1 - a) / (1 + a)`` (Andoni et al. 2015).
     """
     a = check_float("cosine", cosine, -1.0, 1.0)
@@ -315,7 +316,7 @@ def limit_rho(family: str, cosine: float, **params) -> float:
         theta = math.acos(a) / math.pi
         return math.inf if theta == 1.0 else -math.log2(1.0 - theta)
     if family == "pstable":
-        p = _cosine_family(family, params.pop("n", 2 ** params.get("k", 1)), params)
+        p = _cosine_family(family, 2 if n is None else n, params)
         r = radix_of(p["n"], p["k"])
         q = pstable_direction_probability(math.sqrt(max(0.0, 2 - 2 * a)), p["w"], r)
         return math.inf if q == 0.0 else -math.log(q) / math.log(r)
