@@ -1,4 +1,4 @@
-"""The sentence-pair model: token structure, embeddings, and the cosine samplers."""
+"""The sentence-pair model: token structure, embeddings, the cosine samplers, the moments."""
 
 from __future__ import annotations
 
@@ -13,7 +13,13 @@ from scipy import stats
 
 from lshsim import sentences
 from lshsim.sentences import (
+    COSINE_MEAN_ERROR,
+    COSINE_VAR_ERROR,
+    DISTANCE_MEAN_ERROR,
+    DISTANCE_VAR_ERROR,
+    cosine_moments,
     cosine_pairs,
+    distance_moments,
     embedding_table,
     sentence_cosines,
     sentence_pairs,
@@ -411,6 +417,124 @@ def test_sentence_cosines_same_seed_same_values():
     assert not np.array_equal(a, c)
 
 
+# -- cosine_moments / distance_moments: the delta method ------------------------------------------
+
+#: (f, l, d) checked against the exact sampler, inside the domain where the bounds are stated
+#: (d >= 8, or d >= 4 on the fitting grid l <= 64): s = 0, s = l - 1, l = 1, small and large d.
+MOMENT_CASES = [
+    (0.5, 16, 4),
+    (0.8, 4, 4),  # s = 3 = l - 1: the largest mean error seen
+    (0.9, 64, 4),  # the largest relative variance error on the grid
+    (0.0, 8, 4),  # s = 0: exact
+    (0.5, 1, 4),  # l = 1: exact
+    (15 / 16, 16, 8),  # s = l - 1 at d = 8
+    (0.25, 4, 16),  # s = 1
+    (0.8, 16, 16),
+    (0.75, 4, 64),
+    (0.5, 32, 64),
+    (0.1, 16, 256),
+]
+MOMENT_SAMPLES = 2**18
+
+
+def _sample_moments(x: np.ndarray) -> tuple[float, float, float, float]:
+    """Mean, variance and their standard errors."""
+    m, v = x.mean(), x.var(ddof=1)
+    se_var = math.sqrt(max(((x - m) ** 4).mean() - v * v, 0.0) / x.size)
+    return float(m), float(v), math.sqrt(v / x.size), se_var
+
+
+@pytest.mark.parametrize(("overlap", "length", "dim"), MOMENT_CASES)
+def test_moments_agree_with_the_exact_sampler_within_the_stated_error(overlap, length, dim):
+    """Stated error: the delta-method mean and variance of the cosine and of the distance are
+    within their documented bounds (``C / d^2`` for the mean, relative ``C / d`` for the
+    variance) plus 4 standard errors of the Monte-Carlo estimate, at fixed seeds."""
+    cos = sentence_cosines(
+        MOMENT_SAMPLES, overlap, length=length, dim=dim, rng=np.random.default_rng(606)
+    )
+    dist = np.sqrt(np.maximum(2.0 - 2.0 * cos, 0.0))
+    z = 4.0
+    mean, var = cosine_moments(overlap, length, dim)
+    m, v, se_m, se_v = _sample_moments(cos)
+    assert abs(mean - m) <= COSINE_MEAN_ERROR / dim**2 + z * se_m, (mean, m, se_m)
+    assert abs(var - v) <= COSINE_VAR_ERROR / dim * var + z * se_v, (var, v, se_v)
+    mean, var = distance_moments(overlap, length, dim)
+    m, v, se_m, se_v = _sample_moments(dist)
+    assert abs(mean - m) <= DISTANCE_MEAN_ERROR / dim**2 * mean + z * se_m, (mean, m, se_m)
+    assert abs(var - v) <= DISTANCE_VAR_ERROR / dim * var + z * se_v, (var, v, se_v)
+
+
+def test_moment_check_detects_a_first_order_formula():
+    """Control for the test above: its tolerance rejects the first-order approximations, mean
+    ``= f`` at ``d = 4`` (dropping the ``1/d`` bias) and variance ``= (1 - f^2)^2 / d`` at
+    ``d = 256`` (dropping the ``1/l`` term; at small ``d`` the relative tolerance
+    ``COSINE_VAR_ERROR / d`` is too wide to see it)."""
+    overlap, length = 0.5, 4
+    for dim in (4, 256):
+        cos = sentence_cosines(
+            MOMENT_SAMPLES, overlap, length=length, dim=dim, rng=np.random.default_rng(707)
+        )
+        m, v, se_m, se_v = _sample_moments(cos)
+        if dim == 4:
+            assert abs(overlap - m) > COSINE_MEAN_ERROR / dim**2 + 4 * se_m
+        else:
+            var1 = (1 - overlap**2) ** 2 / dim
+            assert abs(var1 - v) > COSINE_VAR_ERROR / dim * var1 + 4 * se_v
+
+
+@given(overlap=st.floats(0.0, 1.0), length=st.integers(1, 10**6), dim=st.integers(2, 10**15))
+def test_cosine_moments_ranges(overlap, length, dim):
+    """Ranges: the mean is in [0, 1] (within [-1, 1]) and the variance in [0, 1/d]."""
+    mean, var = cosine_moments(overlap, length, dim)
+    assert 0.0 <= mean <= 1.0
+    assert 0.0 <= var <= 1.0 / dim
+
+
+@given(overlap=st.floats(0.0, 1.0), length=st.integers(1, 1000), dim=st.integers(2, 10**6))
+def test_cosine_moments_converge_as_d_grows(overlap, length, dim):
+    """Large ``d``: as ``d`` grows the mean moves monotonically to ``f = s / l`` and the variance
+    to 0 (within ``1/d`` at ``d``, and within 1e-11 at ``d = 10^12``)."""
+    f = shared_tokens(overlap, length) / length
+    mean, var = cosine_moments(overlap, length, dim)
+    mean2, var2 = cosine_moments(overlap, length, 2 * dim)
+    assert abs(mean2 - f) <= abs(mean - f) <= 1.0 / dim
+    assert var2 <= var
+    mean, var = cosine_moments(overlap, length, 10**12)
+    assert abs(mean - f) < 1e-11 and var < 1e-11
+
+
+@given(length=st.integers(1, 10**6), dim=st.integers(2, 10**15))
+def test_cosine_moments_exact_at_the_ends(length, dim):
+    """Exact ends: ``f = 0`` gives mean 0 and variance ``1/d`` (two independent uniform
+    directions); ``f = 1`` gives mean 1 and variance 0; distance ``(0, 0)`` at ``f = 1``."""
+    assert cosine_moments(0.0, length, dim) == (0.0, 1.0 / dim)
+    assert cosine_moments(1.0, length, dim) == (1.0, 0.0)
+    assert distance_moments(1.0, length, dim) == (0.0, 0.0)
+
+
+@given(overlap=st.floats(0.0, 1.0), length=st.integers(1, 200))
+def test_cosine_moments_use_the_realised_ratio(overlap, length):
+    """Realised ``f``: the moments depend on ``overlap`` only through ``s = round_half_up(f l)``,
+    and ``l = 1`` (``f`` rounds to 0 or 1) is always exact."""
+    s = shared_tokens(overlap, length)
+    assert cosine_moments(overlap, length, 16) == cosine_moments(s / length, length, 16)
+    if length == 1:
+        assert cosine_moments(overlap, 1, 16) in ((0.0, 1 / 16), (1.0, 0.0))
+
+
+@given(overlap=st.floats(0.0, 1.0), length=st.integers(1, 1000), dim=st.integers(4, 10**12))
+def test_distance_moments_consistent_with_cosine_moments(overlap, length, dim):
+    """Distance: the mean is in [0, 2], the variance is >= 0, and ``E D^2 = 2 - 2 E cos`` holds
+    to the expansion's order (``mean^2 + var`` within ``v^2 / (4 a^3)`` of ``a = 2(1 - mu)``,
+    ``v`` the cosine variance)."""
+    mu, v = cosine_moments(overlap, length, dim)
+    mean, var = distance_moments(overlap, length, dim)
+    assert 0.0 <= mean <= 2.0 and var >= 0.0
+    a = 2.0 * (1.0 - mu)
+    if a > 0:
+        assert math.isclose(mean**2 + var, a + v * v / (4 * a**3), rel_tol=1e-9, abs_tol=1e-300)
+
+
 # -- bad input ----------------------------------------------------------------------------------
 
 RNG = np.random.default_rng(0)
@@ -432,6 +556,18 @@ BAD_INPUT = [
     (lambda: cosine_pairs(-2, 0.5, 3, RNG), r"count"),
     (lambda: embedding_table(0, 3), r"vocab \(V\)"),
     (lambda: embedding_table(5, 0), r"dim \(d\)"),
+    (lambda: cosine_moments(1.5, 4, 8), r"overlap \(f\) must be in \[0, 1\]"),
+    (lambda: cosine_moments(-0.1, 4, 8), r"overlap \(f\) must be in \[0, 1\]"),
+    (lambda: cosine_moments(float("nan"), 4, 8), r"overlap \(f\)"),
+    (lambda: cosine_moments(0.5, 0, 8), r"length \(l\) must be an integer >= 1"),
+    (lambda: cosine_moments(0.5, 2.5, 8), r"length \(l\) must be an integer"),
+    (lambda: cosine_moments(0.5, 4, 1), r"dim \(d\) must be an integer >= 2"),
+    (lambda: cosine_moments(0.5, 4, 0), r"dim \(d\) must be an integer >= 2"),
+    (lambda: cosine_moments(0.5, 4, "8"), r"dim \(d\) must be an integer"),
+    (lambda: distance_moments(1.01, 4, 8), r"overlap \(f\) must be in \[0, 1\]"),
+    (lambda: distance_moments(-1.0, 4, 8), r"overlap \(f\) must be in \[0, 1\]"),
+    (lambda: distance_moments(0.5, 0, 8), r"length \(l\) must be an integer >= 1"),
+    (lambda: distance_moments(0.5, 4, 1), r"dim \(d\) must be an integer >= 2"),
     (lambda: sentence_cosines(5, -0.5, length=4, dim=3, rng=RNG), r"overlap \(f\)"),
     (lambda: sentence_cosines(5, 0.5, length=4, dim=2.5, rng=RNG), r"dim \(d\)"),
 ]
