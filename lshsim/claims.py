@@ -162,7 +162,7 @@ def _check_b2():
 def _check_c1():
     fs = np.linspace(0.0, 1.0, 20001)[:-1]
     theta = np.arccos(fs) / np.pi
-    ratio = -np.log2(1.0 - theta) / np.sqrt(1.0 - fs)
+    ratio = -np.log1p(-theta) / math.log(2.0) / np.sqrt(1.0 - fs)
     ok = bool(ratio.min() >= SIMHASH_LO and ratio.max() <= 1.0 + 1e-12)
     ok &= bool((np.diff(ratio) < 0).all())
     return ok, {

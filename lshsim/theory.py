@@ -314,7 +314,7 @@ def limit_rho(family: str, cosine: float, *, n: int | None = None, **params) -> 
     a = check_float("cosine", cosine, -1.0, 1.0)
     if family == "simhash":
         theta = math.acos(a) / math.pi
-        return math.inf if theta == 1.0 else -math.log2(1.0 - theta)
+        return math.inf if theta == 1.0 else -math.log1p(-theta) / math.log(2.0)
     if family == "pstable":
         p = _cosine_family(family, 2 if n is None else n, params)
         r = radix_of(p["n"], p["k"])

@@ -303,15 +303,10 @@ def test_c1(f1, f2, k):
     assert math.isclose(_simhash_ratio(k, 0.0), 1.0, rel_tol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="theory.limit_rho('simhash', a) computes -log2(1 - theta) without log1p: relative "
-    "error ~1e-16/theta (6e-9 at a = 1 - 2^-52), so the library's own limit formula puts "
-    "rho_sh/sqrt(1 - f) below SIMHASH_LO there, while theory.rho (log1p) does not",
-)
 @pytest.mark.parametrize("f", [1.0 - 2.0**-52, 1.0 - 2.0**-51])
 def test_c1_limit_rho_precision(f):
-    """T1.c1 through theory.limit_rho: equal to rho_sh at every n, and above SIMHASH_LO."""
+    """T1.c1 through theory.limit_rho: equal to rho_sh at every n, and above SIMHASH_LO, even
+    where 1 - theta/pi rounds (regression: log1p, not log2(1 - theta))."""
     exact = -math.log1p(-math.acos(f) / math.pi) / math.log(2.0)
     assert math.isclose(theory.rho("simhash", 2, f), exact, rel_tol=1e-12)
     limit = theory.limit_rho("simhash", f)
