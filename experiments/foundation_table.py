@@ -1,4 +1,4 @@
-"""Print the README's results table: every family's estimate next to its closed form.
+"""Print the README's results table: every family's estimate next to its exact value.
 
 Usage: python experiments/foundation_table.py [--samples S] [--seed s] [--json]
 """
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 from lshsim import theory
 from lshsim.estimate import estimate_collision
@@ -20,19 +19,27 @@ L = 32
 
 
 def rows(samples: int, seed: int) -> list[dict]:
-    """Run every family in both modes where defined; attach the closed form where one exists."""
-    dist = math.sqrt(2 - 2 * COS)
+    """Run every family in both modes where defined, next to its exact value.
+
+    Exact values: ``lshsim.theory`` at the cosine; at an overlap, the sentence-model average
+    ``theory.collision_probability`` (its standard error is kept as ``exact_se``). The Hadamard
+    cross-polytope has no exact form (``None``).
+    """
     s = shared_tokens(F, L)
+
+    def sentence(family):
+        return theory.collision_probability(family, N, overlap=F, length=L)
+
     cases = [
-        ("simhash", {}, {"cosine": COS}, theory.simhash_probability(N, COS)),
-        ("pstable", {}, {"cosine": COS}, theory.pstable_probability(N, dist)),
-        ("voronoi", {}, {"cosine": COS}, None),
-        ("crosspolytope", {}, {"cosine": COS}, None),
+        ("simhash", {}, {"cosine": COS}, theory.probability("simhash", N, COS)),
+        ("pstable", {}, {"cosine": COS}, theory.probability("pstable", N, COS)),
+        ("voronoi", {}, {"cosine": COS}, theory.probability("voronoi", N, COS)),
+        ("crosspolytope", {}, {"cosine": COS}, theory.probability("crosspolytope", N, COS)),
         ("crosspolytope", {"rotation": "hadamard"}, {"cosine": COS}, None),
-        ("simhash", {}, {"overlap": F}, None),
-        ("voronoi", {}, {"overlap": F}, None),
-        ("minhash", {}, {"overlap": F}, theory.jaccard(s, L)),
-        ("tokenid", {}, {"overlap": F}, theory.tokenid_probability(s, L)),
+        ("simhash", {}, {"overlap": F}, sentence("simhash")),
+        ("voronoi", {}, {"overlap": F}, sentence("voronoi")),
+        ("minhash", {}, {"overlap": F}, theory.minhash_probability(2**40, s, L)),
+        ("tokenid", {}, {"overlap": F}, theory.tokenid_probability(s, L, n=40_000, vocab=32128)),
     ]
     out = []
     for family, params, what, exact in cases:
@@ -40,11 +47,14 @@ def rows(samples: int, seed: int) -> list[dict]:
         if family not in ("minhash", "tokenid") and params.get("rotation") != "hadamard":
             modes.append("reduced")
         n = 2**40 if family == "minhash" else (40_000 if family == "tokenid" else N)
+        se = 0.0
+        if isinstance(exact, theory.SentenceProbability):
+            exact, se = exact.probability, exact.std_error
         for mode in modes:
             e = estimate_collision(
                 family, n, samples=samples, seed=seed, mode=mode, length=L, **what, **params
             )
-            out.append({**e.to_dict(), "exact": exact})
+            out.append({**e.to_dict(), "exact": exact, "exact_se": se})
     return out
 
 
@@ -64,7 +74,12 @@ def main() -> None:
     for r in table:
         fam = r["family"] + "".join(f" {k}={v}" for k, v in r["params"].items())
         inp = f"cosine {r['cosine']}" if r["cosine"] is not None else f"overlap {r['overlap']}"
-        exact = f"{r['exact']:.4f}" if r["exact"] is not None else "pending"
+        if r["exact"] is None:
+            exact = "none"
+        elif r["exact_se"]:
+            exact = f"{r['exact']:.4f} ± {r['exact_se']:.4f}"
+        else:
+            exact = f"{r['exact']:.4f}"
         n = f"2^{r['n'].bit_length() - 1}" if r["n"] & (r["n"] - 1) == 0 else str(r["n"])
         print(
             f"| {fam} | {n} | {inp} | {r['mode']} | {r['estimate']:.4f} "

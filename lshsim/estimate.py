@@ -11,8 +11,8 @@ Modes:
     ``full``: real ``d``-dimensional vectors (or token sequences) are generated and hashed by
         the family's kernel.
     ``reduced`` (vector families, where exact): only the sufficient statistics are sampled,
-        so the cost does not grow with ``d``: the pair's cosine (from the Gram matrix of the
-        pair's token embeddings, see :func:`lshsim.sentences.sentence_cosines`, or the given
+        so the cost does not grow with ``d``: the pair's cosine (from norm walks and a
+        3-direction Gram matrix, see :func:`lshsim.sentences.sentence_cosines`, or the given
         cosine) and then, given the cosine ``a``, the bivariate-normal projection pairs with
         correlation ``a`` that decide the collision (``k`` for simhash and pstable, ``n`` for
         voronoi, ``n/2`` for the Gaussian cross-polytope).
@@ -266,8 +266,8 @@ def _pair_bytes(mode, vectors, overlap, dim, length) -> int:
     if overlap is None:  # exact-cosine pairs: x, y and temporaries
         return 8 * 4 * dim if mode == "full" else 64
     k = 2 * length  # at most 2l - s distinct tokens per pair
-    if mode == "reduced":  # Gram factor (min(k, d) x k), its normalised copy, partial sums
-        return 8 * 3 * min(k, dim) * k
+    if mode == "reduced":  # the O(l) cosine sampler keeps a few scalars per pair
+        return 8 * 16
     return 8 * 2 * k * dim if vectors else 8 * 4 * k
 
 
