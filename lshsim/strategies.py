@@ -174,6 +174,28 @@ def family_configs(
     )
 
 
+def _near_ends(lo: float, hi: float, open: bool) -> st.SearchStrategy[float]:
+    """Floats in ``[lo, hi]`` at a distance ``10^-e (hi - lo)`` from an end, ``e`` in [1, 17]."""
+    width = hi - lo
+
+    def place(args: tuple[bool, float]) -> float:
+        upper, e = args
+        delta = width * 10.0**-e
+        x = hi - delta if upper else lo + delta
+        x = min(hi, max(lo, x))
+        if open and x in (lo, hi):  # the offset rounded away: the end's float neighbour
+            x = math.nextafter(x, hi if x == lo else lo)
+        return x
+
+    return st.tuples(st.booleans(), st.floats(1.0, 17.0)).map(place)
+
+
+def _unit_interval(lo: float, hi: float, open: bool) -> st.SearchStrategy[float]:
+    """Floats in the interval: half anywhere (Hypothesis's own mix), half close to an end."""
+    anywhere = st.floats(lo, hi, exclude_min=open, exclude_max=open, allow_nan=False)
+    return st.one_of(anywhere, _near_ends(lo, hi, open))
+
+
 def cosines(
     open: bool = False,
     lo: float = -1.0,
@@ -181,8 +203,10 @@ def cosines(
 ) -> st.SearchStrategy[float]:
     """Cosines ``a`` in ``[lo, hi]`` (``(lo, hi)`` with ``open=True``), never NaN.
 
-    Hypothesis favours the ends and their neighbours (``nextafter(-1, 0)``, ``-0.0``,
-    subnormals), which is where formulas in ``arccos(a)`` or ``1/(1 +- a)`` break.
+    Half the draws are Hypothesis's floats on the interval (which include the ends, ``-0.0``
+    and subnormals); the other half lie within ``10^-e (hi - lo)`` of an end for ``e`` in
+    ``[1, 17]`` (down to the end's float neighbour), where formulas in ``arccos(a)``,
+    ``1/(1 +- a)`` or ``sqrt(1 - a^2)`` lose precision: plain floats land there rarely.
 
     Args:
         open: exclude both ends.
@@ -190,7 +214,7 @@ def cosines(
         hi: upper end, ``<= 1`` and ``> lo``.
 
     Returns:
-        A strategy of Python floats.
+        A strategy of Python floats, shrinking towards ``0.0`` (or the end nearest it).
 
     Raises:
         ValueError: bounds outside ``[-1, 1]``, not ``lo < hi``, or (``open``) no float
@@ -200,12 +224,15 @@ def cosines(
         raise ValueError(f"need -1 <= lo < hi <= 1, got lo={lo!r}, hi={hi!r}")
     if open and math.nextafter(lo, hi) == hi:
         raise ValueError(f"no float lies strictly between lo={lo!r} and hi={hi!r}")
-    return st.floats(lo, hi, exclude_min=open, exclude_max=open, allow_nan=False)
+    return _unit_interval(lo, hi, open)
 
 
 def overlaps(open: bool = False) -> st.SearchStrategy[float]:
-    """Overlap fractions ``f`` in ``[0, 1]`` (``(0, 1)`` with ``open=True``), never NaN."""
-    return st.floats(0.0, 1.0, exclude_min=open, exclude_max=open, allow_nan=False)
+    """Overlap fractions ``f`` in ``[0, 1]`` (``(0, 1)`` with ``open=True``), never NaN.
+
+    Drawn like :func:`cosines`: half anywhere, half close to 0 or 1.
+    """
+    return _unit_interval(0.0, 1.0, open)
 
 
 def sentence_models(
