@@ -50,6 +50,7 @@ References:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -87,8 +88,40 @@ def _log_phi2(x: np.ndarray, y: np.ndarray, alpha: float, beta: float) -> np.nda
         comp = 0.5 * ndtr(-u) + 0.5 * ndtr(-v) + tu + tv + half  # 1 - Phi2
         direct = 0.5 * ndtr(u) + 0.5 * ndtr(v) - tu - tv - half  # Phi2
         out = np.where(comp < 0.5, np.log1p(-np.minimum(comp, 0.5)), np.log(np.maximum(direct, 0)))
+    if alpha < SLIVER_ALPHA:  # a near -1: small Phi2 is a thin sliver; Owen's form cancels
+        small = comp >= 0.5
+        if small.any():
+            out[small] = np.log(_phi2_sliver(x[small], y[small], alpha, beta))
     # both Phi's below 1e-300: Phi2 <= min(Phi(u), Phi(v)) is far below any integrand value
     return np.where(np.minimum(u, v) < -37.0, np.minimum(log_ndtr(u), log_ndtr(v)), out)
+
+
+#: below this alpha = sqrt((1 + a)/2) small Phi2 values come from :func:`_phi2_sliver`
+SLIVER_ALPHA = 0.3
+_SLIVER_T, _SLIVER_W = np.polynomial.legendre.leggauss(48)
+
+
+def _phi2_sliver(x: np.ndarray, y: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    """``Phi2(u, v; a)`` without cancellation, for ``a`` near ``-1``.
+
+    In the rotated coordinates ``U' <= u`` and ``V' <= v`` together say
+    ``X'' <= X - kappa |Y'' - Y|`` (``kappa = beta / alpha``), so
+    ``Phi2 = (1/kappa) int_0^inf [phi(Y + t/kappa) + phi(Y - t/kappa)] Phi(X - t) dt``:
+    a sum of positive terms, computed by Gauss-Legendre on ``[0, X+]`` and on the Gaussian
+    tail beyond it (``Phi(X - t)`` is below ``e^-40`` of its start past the second piece).
+    """
+    kappa = beta / alpha
+    xs = x[:, None]
+    start = np.maximum(x, 0.0)
+    tail = np.where(x >= 0.0, 12.0, np.sqrt(x * x + 80.0) - np.abs(x))  # |X| t + t^2/2 = 40
+    total = np.zeros_like(x)
+    for lo, hi in ((np.zeros_like(x), start), (start, start + tail)):
+        half = 0.5 * (hi - lo)
+        t = (0.5 * (lo + hi))[:, None] + half[:, None] * _SLIVER_T
+        ys = y[:, None]
+        dens = np.exp(-0.5 * (ys + t / kappa) ** 2) + np.exp(-0.5 * (ys - t / kappa) ** 2)
+        total += half * ((dens * ndtr(xs - t)) @ _SLIVER_W)
+    return total / (kappa * math.sqrt(2.0 * math.pi))
 
 
 def _log_box(x: np.ndarray, y: np.ndarray, alpha: float, beta: float, a: float) -> np.ndarray:
@@ -105,7 +138,53 @@ def _log_box(x: np.ndarray, y: np.ndarray, alpha: float, beta: float, a: float) 
         comp = comp + 2.0 * owens_t(v, c_plus)  # 1 - R
         small = np.log1p(-np.minimum(comp, 0.5))
         out = np.where(comp < 0.5, small, np.log(np.maximum(1.0 - comp, 0.0)))
+        if alpha < SLIVER_ALPHA:  # a near -1: R = 1 - comp cancels; integrate it directly
+            tiny = (comp >= 0.5) & (u > 0) & (v > 0)
+            if tiny.any():
+                out[tiny] = np.log(_box_sliver(u[tiny], v[tiny], alpha, beta))
     return np.where((u > 0) & (v > 0), out, -np.inf)
+
+
+_BOX_T, _BOX_W = np.polynomial.legendre.leggauss(32)
+_CELL_T, _CELL_W = np.polynomial.legendre.leggauss(8)
+
+
+def _interval_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``P(lo < Z < hi)`` for standard normal ``Z``, accurate for narrow intervals too."""
+    lo, hi = np.minimum(lo, hi), hi
+    narrow = 0.5 * (hi - lo)
+    mid = 0.5 * (lo + hi)
+    pts = mid[..., None] + narrow[..., None] * _CELL_T
+    by_rule = narrow * (np.exp(-0.5 * pts * pts) @ _CELL_W) / math.sqrt(2.0 * math.pi)
+    by_tails = np.where(lo > 0, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))
+    return np.where(hi - lo < 0.5, by_rule, by_tails)
+
+
+def _box_sliver(u: np.ndarray, v: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    """``R(u, v) = P(|U'| < u, |V'| < v)`` without cancellation, for ``a`` near ``-1``.
+
+    With ``U' = alpha X'' + beta Y''`` and ``V' = alpha X'' - beta Y''``, for each ``X'' = xi``
+    the event is ``Y''`` in ``[max(-u - alpha xi, alpha xi - v), min(u - alpha xi,
+    alpha xi + v)] / beta``; the mass of that interval is integrated over ``xi`` by
+    Gauss-Legendre on ``[-12, 12]``, split where the bounds switch (``xi = ±(u - v)/(2 alpha)``)
+    and where the interval closes (``|xi| = (u + v)/(2 alpha)``).
+    """
+    out = np.empty_like(u)
+    for c0 in range(0, u.size, 1024):
+        uu, vv = u[c0 : c0 + 1024, None], v[c0 : c0 + 1024, None]
+        kink = np.clip(np.abs(uu - vv) / (2.0 * alpha), 0.0, 12.0)
+        end = np.clip((uu + vv) / (2.0 * alpha), 0.0, 12.0)  # the interval is empty beyond
+        edges = (-end, -kink, kink, end)
+        total = np.zeros(uu.shape[0])
+        for lo_e, hi_e in itertools.pairwise(edges):
+            half = 0.5 * (hi_e - lo_e)
+            xi = 0.5 * (lo_e + hi_e) + half * _BOX_T  # (m, 32)
+            lo = np.maximum(-uu - alpha * xi, alpha * xi - vv) / beta
+            hi = np.minimum(uu - alpha * xi, alpha * xi + vv) / beta
+            mass = np.where(hi > lo, _interval_mass(lo, hi), 0.0)
+            total += half[:, 0] * ((np.exp(-0.5 * xi * xi) * mass) @ _BOX_W)
+        out[c0 : c0 + 1024] = total / math.sqrt(2.0 * math.pi)
+    return out
 
 
 class _Integrand:
@@ -287,12 +366,21 @@ def _integrate(itg: _Integrand, rtol: float) -> float:
     composite Gauss-Legendre, their panels doubled until the total no longer moves.
     """
     x_star, g_star = _maximise(itg)
+    # the integrand's values carry a relative rounding error of about eps |log f|, so a P
+    # far below the float range (|log P| >> 1e6) is known to ~64 eps |log P| at best; the
+    # log is still exact to ~1e-9 absolute there. Representable P (|log P| < 745) keep rtol.
+    rtol = max(rtol, 64.0 * np.finfo(float).eps * abs(g_star))
     target = g_star - DELTA
     x_lo = _crossing(itg.profile, x_star, target, -1.0, itg.x_min)
     x_hi = _crossing(itg.profile, x_star, target, 1.0, math.inf)
     inner_panels = START_PANELS
     while inner_panels <= MAX_PANELS:
-        edges = np.array([x_lo, x_star, x_hi]) if x_lo < x_star < x_hi else np.array([x_lo, x_hi])
+        points = [x_lo, x_star, x_hi]
+        if math.isfinite(itg.y_slope) and itg.y_slope > 0:
+            # the wedge |Y| < slope X cuts the level set near X = 0 over a width of order
+            # 1/slope (tiny as a -> 1): give the outer rule edges at that scale
+            points += [k / itg.y_slope for k in (0.25, 1.0, 4.0, 16.0, 64.0)]
+        edges = np.unique([p for p in points if x_lo <= p <= x_hi])
         lo, hi = edges[:-1], edges[1:]
         while True:
             half = 0.5 * (hi - lo)
