@@ -460,8 +460,8 @@ CLAIMS: dict[str, Claim] = {
             "T1.d1",
             "2: Softmax collides with probability n^-O(1-f)",
             """For every n >= 2 and f in [0, 1), Voronoi (softmax, random router) and
-            cross-polytope (n = 2d) satisfy rho(n, f) >= (1 - f)/(1 + f) >= (1 - f)/2, i.e.
-            P <= n^-((1 - f)/(1 + f)) (Borell's hypercontractivity).""",
+            cross-polytope (n = 2m, m the rotated dimension) satisfy rho(n, f) >= (1 - f)/(1 + f)
+            >= (1 - f)/2, i.e. P <= n^-((1 - f)/(1 + f)) (Borell's hypercontractivity).""",
             _check_d1,
         ),
         _claim(
@@ -502,7 +502,8 @@ CLAIMS: dict[str, Claim] = {
             "3: Token-ID >= Softmax for large n and small f",
             f"""At n >= 2 buckets, Token-ID >= Softmax (f >= P_vor(n, f)) exactly when
             f >= f_n, the unique tie in (0, 1); 1 <= n f_n <= {TIE_CONSTANT} (largest at n = 3)
-            and n f_n -> 1. Equivalently n >= n*(f) with 1/f <= n*(f) < 1 + {TIE_CONSTANT}/f.
+            and n f_n -> 1. As P_vor decreases in n (checked numerically, not proven), this is
+            n >= n*(f), with 1/f <= n*(f) < 1 + {TIE_CONSTANT}/f.
             Below the tie the order reverses (f = 0.5, n = 3: P_vor = 0.535 > 0.5).""",
             _check_f1,
         ),
