@@ -3,17 +3,12 @@ closed-form families alongside, over the whole parameter range: n in [2, 2^24], 
 
 Every quadrature call costs ~50 ms, so the Hypothesis tests run 20-40 examples each; the
 cosine strategy puts half its draws within 10^-e of an end, where the quadrature is hardest.
-The default-tolerance properties draw cosines from [A_LO, 1]: closer to -1 the quadrature
-raises QuadratureError at the default rtol, and rtol = 1e-12 is requested only on
-[A_LO_STRICT, 1], where it is reachable. Known defects are pinned by strict xfails at the
-ends of the sections (fixing one turns its xfail into a failure: then drop the marker and
-widen A_LO):
 
-* cross-polytope near a = -1: cancellation in _log_box (QuadratureError, or at n = 4 a
-  silent error up to 1.3e-5);
-* cross-polytope at n = 4 for 1 - a in ~[1e-10, 3e-6]: the wedge's tip is never sampled
-  (silent relative error ~0.5 (1 - a), up to 5e-7);
-* Voronoi near a = -1: rounding noise above the default rtol (QuadratureError).
+Regression tests at the end of the sections pin three defects found here and fixed in
+e14bac3 (they were strict xfails before): cancellation in the cross-polytope box probability
+near a = -1 (QuadratureError, or at n = 4 a silent error up to 1.3e-5), rounding noise in
+Voronoi's Phi2 near a = -1 (QuadratureError), and the unsampled wedge tip of cross-polytope
+near a = 1 (at n = 4 a silent relative error ~0.5 (1 - a), up to 5e-7).
 """
 
 from __future__ import annotations
@@ -34,11 +29,6 @@ from lshsim import strategies as lst
 SPHERICAL = ("voronoi", "crosspolytope")
 #: n of 2..2^24, every family
 MAX_LOG2 = 24
-#: lowest cosine at which the default rtol is reached for every n <= 2^24 (with a 6x margin in
-#: 1 + a over the worst case found, cross-polytope at n = 2^24)
-A_LO = -0.9999
-#: lowest cosine at which rtol = 1e-12 is reached for every n <= 2^24 (6x margin in 1 + a)
-A_LO_STRICT = -0.99
 #: relative slack for comparisons between two quadrature results (each within 1e-9)
 SLACK = 1e-8
 
@@ -103,8 +93,8 @@ def test_probability_one_over_n_at_cosine_zero(config, zero):
 @settings(max_examples=30)
 @given(
     lst.family_configs(kind="cosine", exact=True, max_log2=MAX_LOG2),
-    lst.cosines(lo=A_LO),
-    lst.cosines(lo=A_LO),
+    lst.cosines(),
+    lst.cosines(),
 )
 def test_monotone_in_cosine(config, a1, a2):
     """P is non-decreasing in the cosine, for every family (any p-stable width) and n <= 2^24:
@@ -125,7 +115,7 @@ def test_monotone_in_cosine(config, a1, a2):
             lst.bucket_counts(f, max_log2=MAX_LOG2),
         )
     ),
-    lst.cosines(open=True, lo=A_LO),
+    lst.cosines(open=True),
 )
 def test_monotone_in_buckets(config, a):
     """P is non-increasing in n at a fixed cosine in (-1, 1): voronoi at every integer n,
@@ -160,7 +150,7 @@ def test_two_buckets_is_one_hyperplane(a):
 
 
 @settings(max_examples=20)
-@given(lst.cosines(open=True, lo=A_LO))
+@given(lst.cosines(open=True))
 def test_two_bucket_voronoi_shortcut_matches_the_general_integral(a):
     """The T = 2 closed-form shortcut agrees with the general quadrature it bypasses,
     2 E[Phi2(U, V; a)] (the integrand of every T, with exponent T - 1 = 1), to 1e-8."""
@@ -175,11 +165,11 @@ def test_two_bucket_voronoi_shortcut_matches_the_general_integral(a):
 
 
 @settings(max_examples=20)
-@given(lst.cosines(open=True, lo=A_LO, hi=0.999))
+@given(lst.cosines(open=True))
 def test_two_bucket_crosspolytope_wedge_integral(a):
     """The d = 1 shortcut agrees with the general rule on its wedge domain (X > 0,
-    |Y| < (alpha/beta) X): 2 P(U > 0, V > 0) = 1 - arccos(a)/pi. Stops at a = 0.999: closer to
-    1 the general rule misses the wedge's tip (the defect pinned by the n = 4 xfail below)."""
+    |Y| < (alpha/beta) X): 2 P(U > 0, V > 0) = 1 - arccos(a)/pi. The integrand is 1 up to the
+    wedge's edge, the sharpest case of its tip near a = 1 (once missed, see the n = 4 tests)."""
     alpha, beta = spherical_theory._alpha_beta(a)
 
     def log_f(x, y):  # R^(d-1) = 1
@@ -214,7 +204,7 @@ def test_two_bucket_voronoi_is_symmetric(a):
     st.sampled_from(SPHERICAL).flatmap(
         lambda f: st.tuples(st.just(f), lst.bucket_counts(f, max_log2=MAX_LOG2))
     ),
-    lst.cosines(open=True, lo=A_LO_STRICT),
+    lst.cosines(open=True),
 )
 def test_default_tolerance_is_far_inside_the_requirement(config, a):
     """The answer does not depend on how it is asked: rtol = 1e-12 agrees with the default
@@ -287,16 +277,16 @@ def test_reference_phi2_is_accurate():
     assert _phi2(0.7, -1.2, 0.0) == pytest.approx(ndtr(0.7) * ndtr(-1.2), rel=1e-14)
 
 
-def _t_minus_atan(t: float) -> float:
-    """t - arctan(t), by its series below t = 1/2 (no cancellation)."""
+def _one_minus_atan_ratio(t: float) -> float:
+    """1 - arctan(t)/t, by its series t^2/3 - t^4/5 + ... below t = 1/2 (no cancellation)."""
     if t >= 0.5:
-        return t - math.atan(t)
-    t2, term, total, k = t * t, t, 0.0, 1
+        return 1.0 - math.atan(t) / t  # t = inf gives 1
+    t2, term, total, k = t * t, 1.0, 0.0, 1
     while True:
-        term *= -t2 if k > 1 else t2  # t^3, -t^5, t^7, ...
+        term *= t2 if k == 1 else -t2  # t^2, -t^4, t^6, ...
         piece = term / (2 * k + 1)
         total += piece
-        if abs(piece) < 1e-18 * abs(total):
+        if abs(piece) <= 1e-18 * abs(total):  # also ends when t^2 underflows to 0
             return total
         k += 1
 
@@ -309,7 +299,7 @@ def _crosspolytope4_by_angle(a: float) -> float:
     of the angle psi between them, and the four 90-degree buckets agree with probability
     max(0, 1 - 2|psi|/pi). The angle has the density (correlated circular Gaussians)
     p(psi) = (1 - a^2) / (2 pi q^2) [1 + b arccos(-b) / q],  b = a cos psi,  q = sqrt(1 - b^2),
-    with q^2 = (1 - a^2) + a^2 sin^2 psi, and for b < 0 the bracket as (t - atan t)/t,
+    with q^2 = (1 - a^2) + a^2 sin^2 psi, and for b < 0 the bracket as 1 - atan(t)/t,
     t = q/|b|: both free of cancellation near a = +-1.
     """
     s2 = (1.0 - a) * (1.0 + a)
@@ -319,8 +309,7 @@ def _crosspolytope4_by_angle(a: float) -> float:
         q2 = s2 + (a * math.sin(psi)) ** 2
         q = math.sqrt(q2)
         if b < 0:
-            t = q / -b
-            bracket = _t_minus_atan(t) / t
+            bracket = _one_minus_atan_ratio(q / -b)
         else:
             bracket = 1.0 + b * math.acos(-b) / q
         return 2.0 * s2 / (2 * math.pi * q2) * bracket * (1.0 - 2.0 * psi / math.pi)
@@ -342,38 +331,27 @@ def test_angle_reference_known_values():
 
 
 @settings(max_examples=40)
-@given(lst.cosines(open=True, lo=A_LO, hi=1 - 1e-5))
+@given(lst.cosines(open=True))
 def test_crosspolytope_four_buckets_matches_angle_formula(a):
     """n = 4 cross-polytope agrees with the independent 1-D angle integral to 1e-8 relative
-    on [A_LO, 1 - 1e-5] (closer to 1: the known defect below)."""
+    over the whole open range (-1, 1)."""
     exact = theory.probability("crosspolytope", 4, a)
     assert exact == pytest.approx(_crosspolytope4_by_angle(a), rel=1e-8, abs=0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the outer Gauss-Kronrod rule never samples the tip of the wedge domain "
-    "(0 < X < ~10 beta/alpha, where |Y| < (alpha/beta) X cuts the Y range), so the tip's mass "
-    "is silently lost: relative error ~0.5 (1 - a) at n = 4, 500x the default rtol at 1 - 1e-6",
-)
 @pytest.mark.parametrize("a", [1 - 1e-6, 1 - 3e-7, 1 - 1e-7])
 def test_crosspolytope_four_buckets_near_one(a):
-    """n = 4 cross-polytope near a = 1 agrees with the 1-D angle integral to 1e-8 relative."""
+    """Regression (wedge tip, fixed in e14bac3): n = 4 cross-polytope near a = 1 agrees with
+    the 1-D angle integral to 1e-8 relative (it was off by ~0.5 (1 - a): 5e-7 at 1 - 1e-6)."""
     exact = theory.probability("crosspolytope", 4, a)
     assert exact == pytest.approx(_crosspolytope4_by_angle(a), rel=1e-8, abs=0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="_log_box's b_+ = (v + a u)/(u s), c_+ = (u + a v)/(v s) cancel as a -> -1; here the "
-    "rule still converges, on the wrong integrand: relative error 1.8e-7 at 1 + a = 1e-13 and "
-    "1.3e-5 at 1e-14 (over the 1e-6 requirement), silently",
-)
 @pytest.mark.parametrize("a", [-1 + 1e-13, -1 + 1e-14])
 def test_crosspolytope_four_buckets_near_minus_one(a):
-    """n = 4 cross-polytope near a = -1 agrees with the 1-D angle integral to 1e-8 relative."""
+    """Regression (box cancellation, fixed in e14bac3): n = 4 cross-polytope near a = -1 agrees
+    with the 1-D angle integral to 1e-8 relative (it was off by 1.8e-7 at 1 + a = 1e-13 and
+    1.3e-5 at 1e-14, silently)."""
     exact = theory.probability("crosspolytope", 4, a)
     assert exact == pytest.approx(_crosspolytope4_by_angle(a), rel=1e-8, abs=0)
 
@@ -397,7 +375,7 @@ def test_rho_above_the_limit(config, a):
 
 
 @quadrature
-@given(lst.bucket_counts("voronoi", max_log2=MAX_LOG2), lst.cosines(lo=A_LO))
+@given(lst.bucket_counts("voronoi", max_log2=MAX_LOG2), lst.cosines())
 def test_voronoi_rho_non_negative(n, a):
     """rho(voronoi) >= 0, i.e. P <= 1, over the whole range (including a = 1: rho = 0)."""
     assert theory.rho("voronoi", n, a) >= 0.0
@@ -465,33 +443,22 @@ def test_inner_rule_raises_rather_than_guess(family, monkeypatch):
     assert theory.log_probability(family, 2**20, 0.99, rtol=1e-3) == pytest.approx(exact, abs=1e-3)
 
 
-# -- known defects: QuadratureError at valid cosines near -1 (strict: fixing them flags here) --
+# -- regressions: QuadratureError at valid cosines near -1 (fixed in e14bac3) ------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=theory.QuadratureError,
-    reason="cross-polytope _log_box computes b_+ = (v + a u)/(u s) and c_+ = (u + a v)/(v s) "
-    "with cancellation as a -> -1 (s = 2 alpha beta -> 0); the noise stops the default rtol",
-)
 @pytest.mark.parametrize(("n", "a"), [(2**16, -0.999999), (2**24, -0.99999), (4096, -1 + 1e-8)])
 def test_crosspolytope_near_antipodal_reaches_default_tolerance(n, a):
-    """Valid cosines near -1: the default rtol is met and agrees with rtol = 1e-6."""
+    """Regression (box cancellation, fixed in e14bac3): valid cosines near -1 meet the default
+    rtol (they raised QuadratureError) and agree with rtol = 1e-6."""
     loose = theory.log_probability("crosspolytope", n, a, rtol=1e-6)
     assert theory.log_probability("crosspolytope", n, a) == pytest.approx(loose, rel=2e-6)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=theory.QuadratureError,
-    reason="Voronoi near a = -1: the rounding of log Phi2 (cancellation in the direct branch "
-    "where Phi2 is small, e.g. 4e-9 relative at n = 4) times T - 1 puts the Kronrod error "
-    "estimate's noise floor above the default rtol",
-)
 @pytest.mark.parametrize(
     ("n", "a"), [(2**24, -1 + 1e-8), (2**12, -1 + 1e-11), (3, math.nextafter(-1.0, 0.0))]
 )
 def test_voronoi_near_antipodal_reaches_default_tolerance(n, a):
-    """Valid cosines near -1: the default rtol is met and agrees with rtol = 1e-6."""
+    """Regression (Phi2 rounding, fixed in e14bac3): valid cosines near -1 meet the default
+    rtol (they raised QuadratureError) and agree with rtol = 1e-6."""
     loose = theory.log_probability("voronoi", n, a, rtol=1e-6)
     assert theory.log_probability("voronoi", n, a) == pytest.approx(loose, rel=2e-6)
