@@ -312,18 +312,17 @@ def limit_rho(family: str, cosine: float, *, n: int | None = None, **params) -> 
     * voronoi and crosspolytope: ``(1 - a) / (1 + a)`` (Andoni et al. 2015).
     """
     a = check_float("cosine", cosine, -1.0, 1.0)
+    if n is None:  # any valid n: the limit does not depend on it (pstable: radix 2)
+        n = 2
+    p = _cosine_family(family, n, params)
     if family == "simhash":
         theta = math.acos(a) / math.pi
         return math.inf if theta == 1.0 else -math.log1p(-theta) / math.log(2.0)
     if family == "pstable":
-        p = _cosine_family(family, 2 if n is None else n, params)
         r = radix_of(p["n"], p["k"])
         q = pstable_direction_probability(math.sqrt(max(0.0, 2 - 2 * a)), p["w"], r)
         return math.inf if q == 0.0 else -math.log(q) / math.log(r)
-    if family in ("voronoi", "crosspolytope"):
-        return math.inf if a == -1.0 else (1.0 - a) / (1.0 + a)
-    _cosine_family(family, 2, {})  # raises the family error
-    raise AssertionError("unreachable")
+    return math.inf if a == -1.0 else (1.0 - a) / (1.0 + a)
 
 
 def asymptotic_probability(family: str, n: int, cosine: float, *, refined: bool = False) -> float:
@@ -340,12 +339,10 @@ def asymptotic_probability(family: str, n: int, cosine: float, *, refined: bool 
 
     For simhash (and pstable) ``n^-rho`` is exact, and this returns :func:`probability`.
     """
-    n = check_buckets(n)
+    n = _cosine_family(family, n, {})["n"]
     a = check_float("cosine", cosine, -1.0, 1.0)
     if family in ("simhash", "pstable"):
         return probability(family, n, a)
-    if family not in ("voronoi", "crosspolytope"):
-        _cosine_family(family, n, {})
     if not -1.0 < a < 1.0:
         raise ValueError(f"cosine must be in (-1, 1) for the asymptotic form, got {cosine!r}")
     if not refined:
@@ -445,7 +442,9 @@ def _sentence_probability(family, n, overlap, dim, length, vocab, cosines, seed,
         p = tokenid_probability(s, length, n=n, vocab=vocab)
         se, count, cos_mean, cos_sd = 0.0, 0, math.nan, math.nan
     elif family == "minhash":
-        p = minhash_probability(n, s, length, **params)
+        p = minhash_probability(
+            n, s, length, k=get_family("minhash").check_params(n, **params)["k"]
+        )
         se, count, cos_mean, cos_sd = 0.0, 0, math.nan, math.nan
     else:
         _cosine_family(family, n, params)

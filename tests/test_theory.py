@@ -188,29 +188,18 @@ def test_bad_input_raises_value_error_naming_it(match, call):
         call()
 
 
-@pytest.mark.xfail(
-    strict=True, raises=pytest.fail.Exception, reason="asymptotic_probability skips check_params"
-)
 def test_asymptotic_rejects_odd_crosspolytope():
     """asymptotic_probability('crosspolytope', n odd) is rejected like probability()."""
     with pytest.raises(ValueError, match="even"):
         theory.asymptotic_probability("crosspolytope", 7, 0.5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="collision_probability passes minhash params straight to minhash_probability",
-)
 def test_minhash_sentence_rejects_unknown_parameter():
     """collision_probability('minhash', ..., bogus=1): ValueError naming it, as for tokenid."""
     with pytest.raises(ValueError, match="unknown parameter"):
         theory.collision_probability("minhash", 8, overlap=0.5, bogus=1)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=pytest.fail.Exception, reason="limit_rho ignores params but pstable's"
-)
 @pytest.mark.parametrize(("family", "params"), [("voronoi", {"bogus": 3}), ("simhash", {"k": 3})])
 def test_limit_rho_rejects_unknown_parameter(family, params):
     """limit_rho rejects parameters its family does not take (probability() does)."""
