@@ -612,7 +612,7 @@ def plot_sentence_cosine(data: Mapping[str, Any]) -> Figure:
     fig.legend(
         handles=handles,
         loc="outside upper center",
-        ncols=min(len(handles), 4 if ncols < 3 else 6),
+        ncols=min(len(handles), 2 if ncols == 1 else 3 * ncols),  # fits the figure's width
         fontsize=_LEGEND_FONT,
         frameon=False,
     )
