@@ -30,7 +30,9 @@ from lshsim.estimate import estimate_collision
 from lshsim.sentences import cosine_moments, sentence_cosines
 
 VECTOR = ("simhash", "pstable", "voronoi", "crosspolytope")
-LENGTH = 32
+#: 40 tokens: every overlap on the studies' grids (multiples of 1/40) is a whole token count,
+#: so the realised s/l equals the plotted f
+LENGTH = 40
 VOCAB = 32128
 
 
@@ -60,7 +62,7 @@ DEFAULT = Config(
     mc_samples=10000,
     exact_log2n=tuple(range(1, 21)),
     rho_n=2**16,
-    rho_f=33,
+    rho_f=39,
     map_f=30,
     map_log2n=tuple(range(1, 21)),
     cos_dims=(16, 64, 256),
@@ -76,7 +78,7 @@ QUICK = Config(
     mc_samples=1000,
     exact_log2n=(1, 4, 8, 12, 16, 20),
     rho_n=2**16,
-    rho_f=9,
+    rho_f=10,
     map_f=8,
     map_log2n=(1, 4, 8, 12, 16, 20),
     cos_dims=(16, 64),
@@ -135,7 +137,8 @@ def collision_vs_n(cfg: Config, seed: int) -> dict:
 def rho_vs_f(cfg: Config, seed: int) -> dict:
     """``rho(f)`` at one ``n`` for every family, with the paper's rate forms fitted."""
     n = cfg.rho_n
-    fs = [float(x) for x in np.linspace(0.02, 0.98, cfg.rho_f)]
+    step = 39 // (cfg.rho_f - 1)
+    fs = [k / LENGTH for k in range(1, LENGTH, step)][: cfg.rho_f]
     rho = {}
     for family in (*VECTOR, "minhash", "tokenid"):
         rho[family] = [-math.log(_exact(family, n, f)) / math.log(n) for f in fs]
@@ -246,7 +249,8 @@ CAPTIONS = {
 }
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -314,7 +318,7 @@ def run(
         data = study(cfg, seed)
         timing[name] = time.perf_counter() - t0
         results["studies"][name] = data
-        _write_atomic(
+        write_atomic(
             out / f"{name}.json",
             json.dumps({"config": results["config"], "seed": seed, "data": data}),
         )
@@ -339,8 +343,8 @@ def run(
         c.pop("seconds", None)  # timings stay out of the numbers
     results["holds"] = all(v.holds for v in verdicts)
     seconds = time.perf_counter() - start
-    _write_atomic(out / "results.json", json.dumps(results, indent=1))
-    _write_atomic(
+    write_atomic(out / "results.json", json.dumps(results, indent=1))
+    write_atomic(
         out / "REPORT.md", _report(verdicts, drawn, results["config"]["name"], seed, seconds)
     )
     results["timing"] = timing

@@ -50,3 +50,22 @@ def test_reproduce_bad_seed_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("lshsim: error: seed") and err.count("\n") == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_experiment_scripts_run_then_plot(tmp_path):
+    """experiments/run_studies.py writes a study's JSON (config, seed, data);
+    experiments/plot_studies.py draws its figure from that file alone."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "experiments"
+    run = [sys.executable, str(root / "run_studies.py"), "--quick", "--seed", "4"]
+    subprocess.run(
+        [*run, "--study", "sentence_cosine", "--out", str(tmp_path)], check=True, timeout=300
+    )
+    saved = json.loads((tmp_path / "sentence_cosine.json").read_text())
+    assert saved["seed"] == 4 and saved["data"]["rows"]
+    plot = [sys.executable, str(root / "plot_studies.py"), str(tmp_path), "--formats", "png"]
+    subprocess.run(plot, check=True, timeout=300)
+    assert (tmp_path / "sentence_cosine.png").stat().st_size > 0
