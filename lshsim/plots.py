@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import matplotlib
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
@@ -750,7 +751,8 @@ def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = ("png", "svg")
             kwargs["metadata"] = {"Date": None}
         fd, tmp = tempfile.mkstemp(prefix=f".{stem.name}.", suffix=f".{fmt}.tmp", dir=stem.parent)
         try:
-            with os.fdopen(fd, "wb") as fh:
+            # a fixed salt makes the SVG element ids, hence the files, identical run to run
+            with os.fdopen(fd, "wb") as fh, matplotlib.rc_context({"svg.hashsalt": "lshsim"}):
                 fig.savefig(fh, **kwargs)
             os.replace(tmp, target)
         except BaseException:

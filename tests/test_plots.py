@@ -299,3 +299,12 @@ def test_every_figure_renders(name, tmp_path):
     fig = plots.FIGURES[name](DATA[name]())
     (png,) = plots.save_figure(fig, tmp_path / name, formats=("png",))
     assert png.stat().st_size > 10_000
+
+
+def test_saved_files_are_byte_identical_run_to_run(tmp_path):
+    """Same data, same files: PNG and SVG bytes do not change between two saves (no dates,
+    fixed SVG id salt), so a re-run of `lshsim reproduce` leaves committed figures unchanged."""
+    first = plots.save_figure(plots.plot_rho_vs_f(rho_data()), tmp_path / "a")
+    again = plots.save_figure(plots.plot_rho_vs_f(rho_data()), tmp_path / "b")
+    for p, q in zip(first, again, strict=True):
+        assert p.read_bytes() == q.read_bytes(), p.name
