@@ -162,6 +162,11 @@ def _positive(y: np.ndarray, floor: float = Y_FLOOR) -> np.ndarray:
     return y
 
 
+def _marker_handle(label: str) -> Line2D:
+    """Legend entry for Monte-Carlo points: an open grey circle."""
+    return Line2D([], [], color="0.25", ls="none", marker="o", ms=4, mfc="white", label=label)
+
+
 def _new_figure(width: float, height: float) -> Figure:
     """Return an empty constrained-layout figure of the given size in inches."""
     return Figure(figsize=(width, height), layout="constrained")
@@ -282,16 +287,7 @@ def plot_collision_vs_n(data: Mapping[str, Any]) -> Figure:
 
     style_handles = [
         Line2D([], [], color="0.25", lw=1.6, ls="-", label="exact"),
-        Line2D(
-            [],
-            [],
-            color="0.25",
-            ls="none",
-            marker="o",
-            ms=4,
-            mfc="white",
-            label="Monte Carlo (95% CI)",
-        ),
+        _marker_handle("Monte Carlo (95% CI)"),
         Line2D([], [], color="0.25", lw=1.0, ls="--", label="asymptotic rate"),
     ]
     fig.legend(
@@ -597,16 +593,7 @@ def plot_sentence_cosine(data: Mapping[str, Any]) -> Figure:
 
     handles: list[Any] = [Patch(facecolor=colors[d], label=f"d = {d}") for d in ds]
     handles += [
-        Line2D(
-            [],
-            [],
-            color="0.25",
-            ls="none",
-            marker="o",
-            ms=4,
-            mfc="white",
-            label="Monte Carlo mean ± 1 sd",
-        ),
+        _marker_handle("Monte Carlo mean ± 1 sd"),
         Line2D([], [], color="0.25", lw=1.4, label="theory mean (band ± 1 sd)"),
         Line2D([], [], color="0.45", lw=1.0, ls=":", label="cosine = f"),
     ]
