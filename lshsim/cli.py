@@ -245,6 +245,45 @@ def _family_params(args) -> dict:
     return params
 
 
+def _print_rows(rows) -> None:
+    """Print ``(name, value)`` rows as an aligned two-column table."""
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+
+
+class _StepBar:
+    """A progress bar (stderr, terminals only) for callbacks that announce each step.
+
+    ``progress(name)`` is called as a step starts; a step counts as done when the next one
+    starts, or when the ``with`` block ends.
+    """
+
+    def __init__(self, total: int, desc: str, show: bool):
+        self.bar = tqdm(
+            total=total,
+            desc=desc,
+            disable=not (show and sys.stderr.isatty()),
+            file=sys.stderr,
+            leave=False,
+        )
+        self.started = False
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, step: str) -> None:
+        if self.started:
+            self.bar.update()
+        self.started = True
+        self.bar.set_postfix_str(step)
+
+    def __exit__(self, *exc) -> None:
+        if self.started:
+            self.bar.update()
+        self.bar.close()
+
+
 def _simulate(args) -> int:
     params = _family_params(args)
     progress = not args.json and sys.stderr.isatty()
@@ -292,9 +331,7 @@ def _simulate(args) -> int:
         ),
         ("seconds", f"{est.seconds:.3f}"),
     ]
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
+    _print_rows(rows)
     return 0
 
 
@@ -330,27 +367,16 @@ def _theory(args) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    width = max(len(k) for k in out)
-    for k, v in out.items():
-        print(f"{k:<{width}}  {v:.10g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+    _print_rows([(k, f"{v:.10g}" if isinstance(v, float) else v) for k, v in out.items()])
     return 0
 
 
 def _check(args) -> int:
     from lshsim import claims  # imports the estimators; keep `lshsim --help` light
 
-    show = not args.json and sys.stderr.isatty()
     ids = args.claim or list(claims.CLAIMS)
-    bar = tqdm(total=len(ids), desc="claims", disable=not show, file=sys.stderr, leave=False)
-
-    def progress(cid):
-        bar.set_postfix_str(cid)
-
-    verdicts = []
-    for cid in ids:
-        verdicts += claims.check([cid], progress=progress)
-        bar.update()
-    bar.close()
+    with _StepBar(len(ids), "claims", show=not args.json) as progress:
+        verdicts = claims.check(ids, progress=progress)
     ok = all(v.holds for v in verdicts)
     if args.json:
         print(json.dumps({"holds": ok, "claims": [v.to_dict() for v in verdicts]}))
@@ -376,20 +402,9 @@ def _reproduce(args) -> int:
     from lshsim._validate import check_int
 
     seed = check_int("seed", args.seed, 0)
-    steps = [*reproduce.STUDIES, *(f"figure {n}" for n in reproduce.STUDIES), "claims"]
-    show = sys.stderr.isatty()
-    bar = tqdm(total=len(steps), desc="reproduce", disable=not show, file=sys.stderr)
-    seen = []
-
-    def progress(step):
-        if seen:
-            bar.update()
-        seen.append(step)
-        bar.set_postfix_str(step)
-
-    results = reproduce.run(args.out, quick=args.quick, seed=seed, progress=progress)
-    bar.update()
-    bar.close()
+    steps = 2 * len(reproduce.STUDIES) + 1  # each study, each figure, the claims
+    with _StepBar(steps, "reproduce", show=True) as progress:
+        results = reproduce.run(args.out, quick=args.quick, seed=seed, progress=progress)
     held = sum(c["holds"] for c in results["claims"])
     print(
         f"{held}/{len(results['claims'])} claims hold; wrote {args.out}/REPORT.md, "

@@ -103,6 +103,12 @@ def _exact(family: str, n: int, f: float) -> float:
     return theory.tokenid_probability(s, LENGTH, n=n, vocab=VOCAB)
 
 
+def _append_estimate(rows: dict, e) -> None:
+    """Append an :class:`~lshsim.estimate.Estimate`'s value and 95% CI to column lists."""
+    for name in ("estimate", "ci_low", "ci_high"):
+        rows.setdefault(name, []).append(getattr(e, name))
+
+
 def collision_vs_n(cfg: Config, seed: int) -> dict:
     """Collision probability against ``n``: exact curves, Monte Carlo with CIs, rate lines."""
     families = (*VECTOR, "minhash", "tokenid")
@@ -117,18 +123,15 @@ def collision_vs_n(cfg: Config, seed: int) -> dict:
             if family in ("voronoi", "crosspolytope"):
                 r = theory.limit_rho(family, f)
                 rate[key] = {"n": ns, "p": [n**-r for n in ns]}
-            rows = {"n": [], "estimate": [], "ci_low": [], "ci_high": []}
-            for k in cfg.mc_log2n:
-                n = 2**k
-                what = {"cosine": f} if family in VECTOR else {"overlap": f, "length": LENGTH}
-                mode = "reduced" if family in VECTOR else "full"
-                samples = cfg.mc_samples if family != "tokenid" else cfg.mc_samples // LENGTH
+            rows = {"n": [2**k for k in cfg.mc_log2n]}
+            what = {"cosine": f} if family in VECTOR else {"overlap": f, "length": LENGTH}
+            mode = "reduced" if family in VECTOR else "full"
+            samples = cfg.mc_samples if family != "tokenid" else cfg.mc_samples // LENGTH
+            for n in rows["n"]:
                 e = estimate_collision(
                     family, n, samples=max(samples, 50), seed=next(seeds), mode=mode, **what
                 )
-                for name, val in (("n", n), ("estimate", e.estimate), ("ci_low", e.ci_low)):
-                    rows[name].append(val)
-                rows["ci_high"].append(e.ci_high)
+                _append_estimate(rows, e)
             mc[key] = rows
         panels[family] = {"exact": exact, "mc": mc, **({"rate": rate} if rate else {})}
     return {"overlaps": list(cfg.overlaps), "panels": panels}
@@ -140,7 +143,9 @@ def rho_vs_f(cfg: Config, seed: int) -> dict:
     step = 39 // (cfg.rho_f - 1)
     fs = [k / LENGTH for k in range(1, LENGTH, step)][: cfg.rho_f]
     rho = {}
-    for family in (*VECTOR, "minhash", "tokenid"):
+    for family in VECTOR:
+        rho[family] = [theory.rho(family, n, f) for f in fs]
+    for family in ("minhash", "tokenid"):
         rho[family] = [-math.log(_exact(family, n, f)) / math.log(n) for f in fs]
     fits = {}
     for family, form in (
@@ -212,14 +217,12 @@ def tokenid_vs_minhash(cfg: Config, seed: int) -> dict:
     out = {"f": list(cfg.token_f)}
     seeds = iter(_seeds(seed, 2 * len(cfg.token_f)))
     for family, n in (("tokenid", 2**20), ("minhash", 2**40)):
-        rows = {"estimate": [], "ci_low": [], "ci_high": []}
+        rows = {}
         for f in cfg.token_f:
             e = estimate_collision(
                 family, n, overlap=f, length=LENGTH, samples=cfg.token_pairs, seed=next(seeds)
             )
-            rows["estimate"].append(e.estimate)
-            rows["ci_low"].append(e.ci_low)
-            rows["ci_high"].append(e.ci_high)
+            _append_estimate(rows, e)
         out[family] = rows
     curve = [float(x) for x in np.linspace(0, 1, 101)]
     out["curve_f"] = curve

@@ -58,9 +58,7 @@ COSINE_FAMILIES = ("simhash", "pstable", "voronoi", "crosspolytope")
 
 def simhash_probability(n: int, cosine: float) -> float:
     """``P = (1 - arccos(a)/pi)^k`` for ``n = 2^k`` buckets and unit vectors at cosine ``a``."""
-    n = check_buckets(n, power_of_two=True, family="simhash")
-    a = check_float("cosine", cosine, -1.0, 1.0)
-    return (1.0 - math.acos(a) / math.pi) ** (n.bit_length() - 1)
+    return probability("simhash", n, cosine)
 
 
 def datar_probability(distance: float, w: float) -> float:
