@@ -1,0 +1,350 @@
+"""T5 v1.1 encoder-decoder in Flax (linen), as T5X's ``t5_1_1`` defines it.
+
+Pre-norm RMSNorm (no mean, no bias, eps 1e-6, computed in float32), dense layers without
+biases, gated-GELU feed-forward (tanh GELU of one branch times a linear branch), T5 relative
+position bias (32 buckets up to distance 128; bidirectional in the encoder, causal in the
+decoder; one table per stack, shared by its layers), no ``1/sqrt(d_kv)`` on attention logits
+(it is folded into the query initialisation), an untied output projection without rescaling,
+and final norms on both stacks.
+
+Parameter tree (T5X names; kernels are ``[in, out]``)::
+
+    token_embedder/embedding                          [vocab, d]   (encoder and decoder input)
+    encoder/relpos_bias/rel_embedding                 [buckets, heads]
+    encoder/layers_{i}/pre_attention_layer_norm/scale [d]
+    encoder/layers_{i}/attention/{query,key,value}/kernel  [d, heads*d_kv]
+    encoder/layers_{i}/attention/out/kernel           [heads*d_kv, d]
+    encoder/layers_{i}/pre_mlp_layer_norm/scale       [d]
+    encoder/layers_{i}/mlp/{wi_0,wi_1}/kernel         [d, d_ff]
+    encoder/layers_{i}/mlp/wo/kernel                  [d_ff, d]
+    encoder/encoder_norm/scale                        [d]
+    decoder/...  (self_attention, encoder_decoder_attention, three pre-norms), decoder_norm,
+    decoder/logits_dense/kernel                       [d, vocab]
+
+References:
+    Raffel et al. 2020 (T5); Shazeer 2020, "GLU Variants Improve Transformer" (gated GELU);
+    T5X ``t5x/examples/t5/network.py`` and ``layers.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lshsim.t5.configs import T5Config
+
+#: Additive attention bias for masked positions (as T5X).
+MASK_BIAS = -1e10
+
+
+def _init(scale: float, mode: str = "fan_in", dist: str = "truncated_normal"):
+    """T5X's variance-scaling initialiser (truncated normal for MLP and logits)."""
+    return nn.initializers.variance_scaling(scale, mode, dist)
+
+
+def relative_position_bucket(
+    relative_position: np.ndarray, *, bidirectional: bool, num_buckets: int, max_distance: int
+) -> np.ndarray:
+    """Map ``memory_position - query_position`` to a bucket in ``[0, num_buckets)``.
+
+    Half the buckets (per direction, when bidirectional) hold exact offsets; the rest are
+    log-spaced up to ``max_distance``, beyond which all offsets share the last bucket. Computed
+    on the host in float32, in the operation order of the Hugging Face T5 port (which matches
+    T5X on every offset up to the lengths we use; tested).
+
+    Args:
+        relative_position: integer array of ``memory - query`` offsets.
+        bidirectional: encoder (True) or causal decoder (False).
+        num_buckets: number of buckets.
+        max_distance: offsets at or beyond this share the last bucket.
+
+    Returns:
+        int32 array of the same shape.
+    """
+    rp = np.asarray(relative_position, dtype=np.int64)
+    buckets = np.zeros_like(rp)
+    if bidirectional:
+        num_buckets //= 2
+        buckets += (rp > 0).astype(np.int64) * num_buckets
+        rp = np.abs(rp)
+    else:
+        rp = -np.minimum(rp, 0)
+    max_exact = num_buckets // 2
+    is_small = rp < max_exact
+    with np.errstate(divide="ignore"):
+        ratio = np.log(rp.astype(np.float32) / np.float32(max_exact))
+    scaled = ratio / np.float32(np.log(max_distance / max_exact)) * np.float32(
+        num_buckets - max_exact
+    )
+    large = max_exact + np.where(is_small, 0, scaled).astype(np.int64)
+    large = np.minimum(large, num_buckets - 1)
+    return (buckets + np.where(is_small, rp, large)).astype(np.int32)
+
+
+class RMSNorm(nn.Module):
+    """``x / sqrt(mean(x^2) + eps) * scale`` in float32, cast back to ``dtype``."""
+
+    eps: float = 1e-6
+    dtype: jnp.dtype = jnp.float32
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """Normalise over the last axis."""
+        scale = self.param("scale", nn.initializers.ones, (x.shape[-1],), jnp.float32)
+        x32 = x.astype(jnp.float32)
+        y = x32 * jax.lax.rsqrt(jnp.mean(x32 * x32, axis=-1, keepdims=True) + self.eps)
+        return (y * scale).astype(self.dtype)
+
+
+class RelativePositionBias(nn.Module):
+    """One stack's relative position bias table, ``[buckets, heads]``."""
+
+    num_buckets: int
+    max_distance: int
+    num_heads: int
+    bidirectional: bool
+    dtype: jnp.dtype = jnp.float32
+
+    @nn.compact
+    def __call__(self, q_len: int, k_len: int) -> jax.Array:
+        """Bias ``[1, heads, q_len, k_len]`` for queries at ``0..q_len-1``, keys ``0..k_len-1``."""
+        table = self.param(
+            "rel_embedding",
+            nn.initializers.variance_scaling(1.0, "fan_avg", "uniform"),
+            (self.num_buckets, self.num_heads),
+            jnp.float32,
+        )
+        rel = np.arange(k_len)[None, :] - np.arange(q_len)[:, None]
+        idx = relative_position_bucket(
+            rel,
+            bidirectional=self.bidirectional,
+            num_buckets=self.num_buckets,
+            max_distance=self.max_distance,
+        )
+        bias = jnp.take(table, jnp.asarray(idx), axis=0)  # [q, k, heads]
+        return jnp.transpose(bias, (2, 0, 1))[None].astype(self.dtype)
+
+
+class Attention(nn.Module):
+    """Multi-head attention without logit scaling (folded into the query init)."""
+
+    config: T5Config
+
+    @nn.compact
+    def __call__(self, xq, xkv, bias, deterministic: bool = True):
+        """Attend from ``xq [B, q, d]`` to ``xkv [B, k, d]`` with additive ``bias``."""
+        cfg = self.config
+        dt = jnp.dtype(cfg.dtype)
+        inner = cfg.num_heads * cfg.d_kv
+        dense = functools.partial(nn.Dense, use_bias=False, dtype=dt, param_dtype=jnp.float32)
+        # T5X: normal(fan_in) kernels, the query's divided by sqrt(d_kv) (no logit scaling).
+        q = dense(inner, kernel_init=_init(1.0 / cfg.d_kv, dist="normal"), name="query")(xq)
+        k = dense(inner, kernel_init=_init(1.0, dist="normal"), name="key")(xkv)
+        v = dense(inner, kernel_init=_init(1.0, dist="normal"), name="value")(xkv)
+        b, lq, lk = xq.shape[0], xq.shape[1], xkv.shape[1]
+        q = q.reshape(b, lq, cfg.num_heads, cfg.d_kv)
+        k = k.reshape(b, lk, cfg.num_heads, cfg.d_kv)
+        v = v.reshape(b, lk, cfg.num_heads, cfg.d_kv)
+        logits = jnp.einsum("bqhd,bkhd->bhqk", q, k).astype(jnp.float32) + bias
+        weights = jax.nn.softmax(logits, axis=-1)
+        weights = nn.Dropout(cfg.dropout_rate)(weights, deterministic=deterministic)
+        out = jnp.einsum("bhqk,bkhd->bqhd", weights.astype(dt), v).reshape(b, lq, inner)
+        return dense(cfg.d_model, kernel_init=_init(1.0, dist="normal"), name="out")(out)
+
+
+class MLP(nn.Module):
+    """Gated-GELU feed-forward: ``wo(gelu_tanh(wi_0 x) * wi_1 x)``."""
+
+    config: T5Config
+
+    @nn.compact
+    def __call__(self, x, deterministic: bool = True):
+        """Apply to ``x [..., d]``."""
+        cfg = self.config
+        dense = functools.partial(
+            nn.Dense, use_bias=False, dtype=jnp.dtype(cfg.dtype), param_dtype=jnp.float32
+        )
+        h = jax.nn.gelu(dense(cfg.d_ff, kernel_init=_init(1.0), name="wi_0")(x), approximate=True)
+        h = h * dense(cfg.d_ff, kernel_init=_init(1.0), name="wi_1")(x)
+        h = nn.Dropout(cfg.dropout_rate)(h, deterministic=deterministic)
+        return dense(cfg.d_model, kernel_init=_init(1.0), name="wo")(h)
+
+
+class EncoderLayer(nn.Module):
+    """Pre-norm self-attention then pre-norm MLP, each added to the residual stream."""
+
+    config: T5Config
+
+    @nn.compact
+    def __call__(self, x, bias, deterministic: bool = True):
+        """One encoder layer on ``x [B, L, d]``; ``bias`` is position bias plus mask."""
+        cfg = self.config
+        norm = functools.partial(RMSNorm, cfg.layer_norm_eps, jnp.dtype(cfg.dtype))
+        drop = nn.Dropout(cfg.dropout_rate)
+        h = norm(name="pre_attention_layer_norm")(x)
+        x = x + drop(Attention(cfg, name="attention")(h, h, bias, deterministic), deterministic)
+        h = norm(name="pre_mlp_layer_norm")(x)
+        return x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
+
+
+class DecoderLayer(nn.Module):
+    """Pre-norm causal self-attention, cross-attention and MLP."""
+
+    config: T5Config
+
+    @nn.compact
+    def __call__(self, x, encoded, self_bias, cross_bias, deterministic: bool = True):
+        """One decoder layer on ``x [B, T, d]`` attending to ``encoded [B, L, d]``."""
+        cfg = self.config
+        norm = functools.partial(RMSNorm, cfg.layer_norm_eps, jnp.dtype(cfg.dtype))
+        drop = nn.Dropout(cfg.dropout_rate)
+        h = norm(name="pre_self_attention_layer_norm")(x)
+        y = Attention(cfg, name="self_attention")(h, h, self_bias, deterministic)
+        x = x + drop(y, deterministic)
+        h = norm(name="pre_cross_attention_layer_norm")(x)
+        y = Attention(cfg, name="encoder_decoder_attention")(h, encoded, cross_bias, deterministic)
+        x = x + drop(y, deterministic)
+        h = norm(name="pre_mlp_layer_norm")(x)
+        return x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
+
+
+def _mask_bias(mask: jax.Array) -> jax.Array:
+    """``0`` where attention is allowed, ``MASK_BIAS`` where not; ``[B, 1, q, k]``."""
+    return jnp.where(mask[:, None], 0.0, MASK_BIAS).astype(jnp.float32)
+
+
+class Encoder(nn.Module):
+    """Embedding lookup, ``num_encoder_layers`` layers and the final norm."""
+
+    config: T5Config
+    embedder: nn.Module
+
+    @nn.compact
+    def __call__(self, tokens, deterministic: bool = True):
+        """Encode ``tokens [B, L]`` (0 = padding) to ``[B, L, d]``."""
+        cfg = self.config
+        x = self.embedder(tokens).astype(jnp.dtype(cfg.dtype))
+        x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
+        valid = tokens > 0
+        length = tokens.shape[1]
+        bias = RelativePositionBias(
+            cfg.relative_attention_num_buckets,
+            cfg.relative_attention_max_distance,
+            cfg.num_heads,
+            bidirectional=True,
+            name="relpos_bias",
+        )(length, length)
+        bias = bias + _mask_bias(valid[:, :, None] & valid[:, None, :])
+        for i in range(cfg.num_encoder_layers):
+            x = EncoderLayer(cfg, name=f"layers_{i}")(x, bias, deterministic)
+        x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="encoder_norm")(x)
+        return nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
+
+
+class Decoder(nn.Module):
+    """Embedding lookup, causal layers with cross-attention, final norm and output projection."""
+
+    config: T5Config
+    embedder: nn.Module
+
+    @nn.compact
+    def __call__(
+        self, encoded, encoder_tokens, decoder_input_tokens, decoder_target_tokens=None,
+        deterministic: bool = True,
+    ):
+        """Float32 logits ``[B, T, vocab]`` (teacher forcing)."""
+        cfg = self.config
+        x = self.embedder(decoder_input_tokens).astype(jnp.dtype(cfg.dtype))
+        x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
+        t = decoder_input_tokens.shape[1]
+        causal = jnp.tril(jnp.ones((t, t), dtype=bool))[None]
+        enc_valid = encoder_tokens > 0
+        if decoder_target_tokens is None:
+            dec_valid = jnp.ones(decoder_input_tokens.shape, dtype=bool)
+        else:
+            dec_valid = decoder_target_tokens > 0
+        self_bias = RelativePositionBias(
+            cfg.relative_attention_num_buckets,
+            cfg.relative_attention_max_distance,
+            cfg.num_heads,
+            bidirectional=False,
+            name="relpos_bias",
+        )(t, t)
+        self_bias = self_bias + _mask_bias(causal & dec_valid[:, :, None] & dec_valid[:, None, :])
+        cross_bias = _mask_bias(dec_valid[:, :, None] & enc_valid[:, None, :])
+        for i in range(cfg.num_decoder_layers):
+            x = DecoderLayer(cfg, name=f"layers_{i}")(
+                x, encoded, self_bias, cross_bias, deterministic
+            )
+        x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="decoder_norm")(x)
+        x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
+        logits = nn.Dense(
+            cfg.vocab_size,
+            use_bias=False,
+            dtype=jnp.dtype(cfg.dtype),
+            param_dtype=jnp.float32,
+            kernel_init=_init(1.0),
+            name="logits_dense",
+        )(x)
+        return logits.astype(jnp.float32)
+
+
+class T5(nn.Module):
+    """The T5 v1.1 encoder-decoder. ``__call__`` returns teacher-forced logits."""
+
+    config: T5Config
+
+    def setup(self):
+        """Shared input embedding, encoder and decoder stacks."""
+        cfg = self.config
+        self.token_embedder = nn.Embed(
+            cfg.vocab_size,
+            cfg.d_model,
+            embedding_init=nn.initializers.normal(1.0),
+            param_dtype=jnp.float32,
+            name="token_embedder",
+        )
+        self.encoder = Encoder(cfg, self.token_embedder, name="encoder")
+        self.decoder = Decoder(cfg, self.token_embedder, name="decoder")
+
+    def encode(self, encoder_input_tokens, deterministic: bool = True):
+        """Encoder output ``[B, L, d]``."""
+        return self.encoder(encoder_input_tokens, deterministic)
+
+    def decode(
+        self, encoded, encoder_input_tokens, decoder_input_tokens, decoder_target_tokens=None,
+        deterministic: bool = True,
+    ):
+        """Decoder logits given an encoder output."""
+        return self.decoder(
+            encoded, encoder_input_tokens, decoder_input_tokens, decoder_target_tokens,
+            deterministic,
+        )
+
+    def __call__(
+        self, encoder_input_tokens, decoder_input_tokens, decoder_target_tokens=None,
+        deterministic: bool = True,
+    ):
+        """Logits ``[B, T, vocab]`` in float32."""
+        encoded = self.encode(encoder_input_tokens, deterministic)
+        return self.decode(
+            encoded, encoder_input_tokens, decoder_input_tokens, decoder_target_tokens,
+            deterministic,
+        )
+
+
+def dummy_inputs(config: T5Config, batch: int = 1, input_length: int = 8, target_length: int = 8):
+    """Token arrays of the right dtype and shape for ``init`` / ``eval_shape``."""
+    enc = jnp.ones((batch, input_length), jnp.int32)
+    dec = jnp.ones((batch, target_length), jnp.int32)
+    return enc, dec
+
+
+def init_params(config: T5Config, rng: jax.Array) -> dict:
+    """Initialised parameters (a plain nested dict under no ``params`` key)."""
+    enc, dec = dummy_inputs(config)
+    return T5(config).init(rng, enc, dec)["params"]
