@@ -14,9 +14,10 @@ import textwrap
 
 from tqdm import tqdm
 
-from lshsim import __version__, theory
+from lshsim import __version__, cli_t5, theory
 from lshsim.estimate import MODES, estimate_collision
 from lshsim.hashing import FAMILIES
+from lshsim.t5 import NonFiniteLossError
 from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES, QuadratureError
 
 _FAMILY_HELP = {
@@ -50,6 +51,12 @@ examples:
   lshsim simulate --family minhash --buckets 1048576 --overlap 0.3 --k 2
 """
 )
+
+
+#: Optional top-level modules and the extra that installs them.
+_OPTIONAL = {m: "jax" for m in ("jax", "jaxlib", "flax", "optax", "orbax", "sentencepiece")} | {
+    m: "hf" for m in ("torch", "transformers", "safetensors")
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -229,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     fam = sub.add_parser("families", help="list the hash families, their inputs and parameters")
     fam.add_argument("--json", action="store_true", help="print JSON")
     fam.set_defaults(func=_families)
+    cli_t5.add_parsers(sub)
     return parser
 
 
@@ -443,6 +451,18 @@ def main(argv: list[str] | None = None) -> int:
     except QuadratureError as exc:
         print(f"lshsim: quadrature failed: {exc}", file=sys.stderr)
         return 1
+    except NonFiniteLossError as exc:
+        print(f"lshsim: training stopped: {exc}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in _OPTIONAL:
+            extra = _OPTIONAL[exc.name.split(".")[0]]
+            print(
+                f'lshsim: error: this command needs {exc.name}; pip install "lshsim[{extra}]"',
+                file=sys.stderr,
+            )
+            return 2
+        raise
     except (MemoryError, OverflowError) as exc:  # a last resort: the checks should come first
         print(f"lshsim: error: input too large for this machine ({exc})", file=sys.stderr)
         return 2

@@ -77,8 +77,8 @@ def relative_position_bucket(
     is_small = rp < max_exact
     with np.errstate(divide="ignore"):
         ratio = np.log(rp.astype(np.float32) / np.float32(max_exact))
-    scaled = ratio / np.float32(np.log(max_distance / max_exact)) * np.float32(
-        num_buckets - max_exact
+    scaled = (
+        ratio / np.float32(np.log(max_distance / max_exact)) * np.float32(num_buckets - max_exact)
     )
     large = max_exact + np.where(is_small, 0, scaled).astype(np.int64)
     large = np.minimum(large, num_buckets - 1)
@@ -253,7 +253,11 @@ class Decoder(nn.Module):
 
     @nn.compact
     def __call__(
-        self, encoded, encoder_tokens, decoder_input_tokens, decoder_target_tokens=None,
+        self,
+        encoded,
+        encoder_tokens,
+        decoder_input_tokens,
+        decoder_target_tokens=None,
         deterministic: bool = True,
     ):
         """Float32 logits ``[B, T, vocab]`` (teacher forcing)."""
@@ -316,23 +320,36 @@ class T5(nn.Module):
         return self.encoder(encoder_input_tokens, deterministic)
 
     def decode(
-        self, encoded, encoder_input_tokens, decoder_input_tokens, decoder_target_tokens=None,
+        self,
+        encoded,
+        encoder_input_tokens,
+        decoder_input_tokens,
+        decoder_target_tokens=None,
         deterministic: bool = True,
     ):
         """Decoder logits given an encoder output."""
         return self.decoder(
-            encoded, encoder_input_tokens, decoder_input_tokens, decoder_target_tokens,
+            encoded,
+            encoder_input_tokens,
+            decoder_input_tokens,
+            decoder_target_tokens,
             deterministic,
         )
 
     def __call__(
-        self, encoder_input_tokens, decoder_input_tokens, decoder_target_tokens=None,
+        self,
+        encoder_input_tokens,
+        decoder_input_tokens,
+        decoder_target_tokens=None,
         deterministic: bool = True,
     ):
         """Logits ``[B, T, vocab]`` in float32."""
         encoded = self.encode(encoder_input_tokens, deterministic)
         return self.decode(
-            encoded, encoder_input_tokens, decoder_input_tokens, decoder_target_tokens,
+            encoded,
+            encoder_input_tokens,
+            decoder_input_tokens,
+            decoder_target_tokens,
             deterministic,
         )
 
