@@ -192,8 +192,9 @@ def train(
         new = _options(config, **given)
         for k, v in given.items():
             if v is not None and new[k] != opts.get(k):
+                name = "batch" if k == "batch_size" else k
                 raise ValueError(
-                    f"{k}: the run in {out} used {opts.get(k)!r}; resume with the same value"
+                    f"{name}: the run in {out} used {opts.get(k)!r}; resume with the same value"
                 )
     else:
         if has_run:

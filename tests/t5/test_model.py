@@ -87,8 +87,11 @@ def _bucket_reference(offset: int, bidirectional: bool, num_buckets=32, max_dist
 
 @given(st.integers(-1000, 1000), st.booleans())
 def test_bucket_matches_reference(offset, bidirectional):
-    got = int(relative_position_bucket(np.array([offset]), bidirectional=bidirectional,
-                                       num_buckets=32, max_distance=128)[0])
+    got = int(
+        relative_position_bucket(
+            np.array([offset]), bidirectional=bidirectional, num_buckets=32, max_distance=128
+        )[0]
+    )
     ref = _bucket_reference(offset, bidirectional)
     # float32 vs float64 logs may differ only exactly at a bucket edge
     assert abs(got - ref) <= 1
