@@ -1,0 +1,121 @@
+"""The model-side CLI: ``lshsim params``, ``train`` and ``eval``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("jax")
+
+from lshsim.cli import main
+from lshsim.t5.configs import TABLE3
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("name", ["tiny", "small", "base", "large"])
+def test_params_json(capsys, name):
+    code, out, _ = _run(capsys, "params", "--config", name, "--json")
+    assert code == 0
+    row = json.loads(out)
+    assert row["embedding"] + row["non_embedding"] == row["total"]
+    if name in TABLE3:
+        emb, non_emb = TABLE3[name]
+        assert abs(row["embedding"] / emb - 1) < 0.01
+        assert abs(row["non_embedding"] / non_emb - 1) < 0.01
+
+
+def test_params_table(capsys):
+    code, out, _ = _run(capsys, "params", "--config", "small")
+    assert code == 0
+    assert "paper Table 3: 3.78E+07" in out and "37,760,512" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["params", "--config", "huge"], "config: unknown config 'huge'"),
+        (["train", "--config", "huge", "--steps", "3", "--out", "{tmp}/a"], "unknown config"),
+        (["train", "--config", "tiny", "--steps", "0", "--out", "{tmp}/a"], "steps must be"),
+        (
+            [
+                "train",
+                "--config",
+                "tiny",
+                "--steps",
+                "3",
+                "--out",
+                "{tmp}/a",
+                "--corpus",
+                "{tmp}/missing.jsonl",
+            ],
+            "corpus: no such file",
+        ),
+        (
+            [
+                "train",
+                "--config",
+                "tiny",
+                "--steps",
+                "3",
+                "--out",
+                "{tmp}/a",
+                "--corpus",
+                "{tmp}/empty.txt",
+            ],
+            "corpus: ",
+        ),
+        (
+            [
+                "train",
+                "--config",
+                "tiny",
+                "--steps",
+                "3",
+                "--out",
+                "{tmp}/a",
+                "--input-length",
+                "2",
+                "--corpus",
+                "{corpus}",
+            ],
+            "input_length",
+        ),
+        (["eval", "--checkpoint", "{tmp}"], "is not a training run directory"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(capsys, tmp_path, small_corpus, argv, message):
+    (tmp_path / "empty.txt").write_text("  \n")
+    argv = [a.format(tmp=tmp_path, corpus=small_corpus) for a in argv]
+    code, out, err = _run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("lshsim: error: ") and err.count("\n") == 1, err
+    assert message in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "a" / "run.json").exists()
+
+
+@pytest.mark.slow
+def test_tiny_150_steps_on_the_embedded_corpus_learns(capsys, tmp_path):
+    """The issue's acceptance run: held-out loss falls and span accuracy rises."""
+    out_dir = tmp_path / "tiny"
+    code, out, _ = _run(
+        capsys, "train", "--config", "tiny", "--steps", "150", "--out", str(out_dir), "--json"
+    )
+    assert code == 0
+    summary = json.loads(out)
+    first, last = summary["initial_eval"], summary["final_eval"]
+    assert last["loss"] < first["loss"] - 2.0
+    assert last["accuracy"] > first["accuracy"] + 0.1
+    code, out, _ = _run(capsys, "eval", "--checkpoint", str(out_dir), "--json")
+    assert code == 0
+    ev = json.loads(out)
+    assert ev["step"] == 150 and ev["loss"] == pytest.approx(last["loss"], rel=1e-6)
+    lines = (out_dir / "metrics.jsonl").read_text().splitlines()
+    assert all("loss" in json.loads(x) for x in lines)
