@@ -90,7 +90,16 @@ def _options(config: T5Config, **given: Any) -> dict[str, Any]:
     return opts
 
 
+def _primary() -> bool:
+    """Whether this process writes the run's files (process 0 of a multi-host run)."""
+    import jax
+
+    return jax.process_index() == 0
+
+
 def _append_metrics(out: Path, record: dict) -> None:
+    if not _primary():
+        return
     with open(out / ckpt.METRICS_FILE, "a") as f:
         f.write(json.dumps(record) + "\n")
 
@@ -208,7 +217,7 @@ def train(
     tok, train_ds, eval_host = _data(config, opts, out, reuse_tokenizer=resume)
     opts["target_length"] = train_ds.target_length
     out.mkdir(parents=True, exist_ok=True)
-    if not resume:
+    if not resume and _primary():
         tok.save(out / ckpt.TOKENIZER_FILE)
         ckpt.write_run(out, config, opts)
 
@@ -218,11 +227,13 @@ def train(
     if resume and mngr.latest_step() is not None:
         state = ckpt.restore(mngr, abstract_state(config, optimizer))
         start = int(state["step"])
-        ckpt.truncate_metrics(out, start)
+        if _primary():
+            ckpt.truncate_metrics(out, start)
     else:
         state = init_state(config, optimizer, opts["seed"])
         start = 0
-        (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
+        if _primary():
+            (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
     state = sharding.replicate(state, mesh)
     step_fn = jax.jit(
         make_train_step(config, optimizer, opts["seed"]),
