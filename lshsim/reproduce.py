@@ -17,7 +17,6 @@ import json
 import math
 import os
 import platform
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from lshsim import __version__, theory
+from lshsim._io import write_atomic
 from lshsim.estimate import estimate_collision
 from lshsim.sentences import cosine_moments, sentence_cosines
 
@@ -250,19 +250,6 @@ CAPTIONS = {
     "against the delta-method moments, across d and l (the steps at l = 8 are s = round(f l)).",
     "tokenid_vs_minhash": "Token-ID's per-token rate f against min-hash's Jaccard f/(2-f).",
 }
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _report(verdicts, figures: list[str], cfg_name: str, seed: int, seconds: float) -> str:

@@ -14,23 +14,16 @@ killed mid-save leaves the previous checkpoint as the latest one.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from lshsim._io import write_atomic
 from lshsim.t5.configs import T5Config
 
 RUN_FILE = "run.json"
 TOKENIZER_FILE = "spm.model"
 METRICS_FILE = "metrics.jsonl"
 CHECKPOINT_DIR = "checkpoints"
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def write_run(out: Path, config: T5Config, options: dict[str, Any]) -> None:

@@ -21,13 +21,13 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import sentencepiece as spm
 
+from lshsim._io import write_atomic
 from lshsim._validate import check_float, check_int
 
 __all__ = [
@@ -207,7 +207,7 @@ class Tokenizer:
 
     def save(self, path: str | Path) -> None:
         """Write the SentencePiece model to ``path`` atomically (temp file, then rename)."""
-        _atomic_write(Path(path), self._proto)
+        write_atomic(Path(path), self._proto)
 
     @classmethod
     def load(cls, path: str | Path) -> Tokenizer:
@@ -223,20 +223,6 @@ class Tokenizer:
             return cls(p.read_bytes())
         except ValueError as exc:
             raise ValueError(f"tokenizer: {str(path)!r}: {exc}") from None
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ---------------------------------------------------------------------- training
@@ -340,7 +326,7 @@ def train_tokenizer(
     proto = _train(lines, options)
     tok = Tokenizer(proto)
     if cache_path is not None:
-        _atomic_write(cache_path, proto)
+        write_atomic(cache_path, proto)
     return tok
 
 
