@@ -168,10 +168,14 @@ class MLP(nn.Module):
         dense = functools.partial(
             nn.Dense, use_bias=False, dtype=jnp.dtype(cfg.dtype), param_dtype=jnp.float32
         )
+        # Tokens flattened to 2-D: XLA on CPU then computes the weight gradients without
+        # materialising transposed copies of [B, L, d_ff] (16-25% of a CPU train step).
+        shape = x.shape
+        x = x.reshape(-1, shape[-1])
         h = jax.nn.gelu(dense(cfg.d_ff, kernel_init=_init(1.0), name="wi_0")(x), approximate=True)
         h = h * dense(cfg.d_ff, kernel_init=_init(1.0), name="wi_1")(x)
         h = nn.Dropout(cfg.dropout_rate)(h, deterministic=deterministic)
-        return dense(cfg.d_model, kernel_init=_init(1.0), name="wo")(h)
+        return dense(cfg.d_model, kernel_init=_init(1.0), name="wo")(h).reshape(shape)
 
 
 class EncoderLayer(nn.Module):
