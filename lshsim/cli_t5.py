@@ -66,6 +66,11 @@ def add_parsers(sub) -> None:
     tr.add_argument(
         "--warmup", type=int, metavar="W", help="rsqrt schedule warmup steps (config default)"
     )
+    tr.add_argument(
+        "--dtype",
+        choices=["float32", "bfloat16"],
+        help="compute dtype (default float32; bfloat16 on accelerators); parameters stay f32",
+    )
     tr.add_argument("--tokenizer", metavar="FILE", help="use this SentencePiece .model")
     tr.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
     tr.add_argument("--checkpoint-every", type=int, metavar="K", help="checkpoint every K steps")
@@ -109,10 +114,14 @@ def _params(args) -> int:
 
 
 def _train(args) -> int:
+    from lshsim.t5.configs import get_config
     from lshsim.t5.run import train
 
+    config = get_config(args.config)
+    if args.dtype:
+        config = config.replace(dtype=args.dtype)
     summary = train(
-        args.config,
+        config,
         args.out,
         steps=args.steps,
         resume=args.resume,

@@ -119,3 +119,30 @@ def test_tiny_150_steps_on_the_embedded_corpus_learns(capsys, tmp_path):
     assert ev["step"] == 150 and ev["loss"] == pytest.approx(last["loss"], rel=1e-6)
     lines = (out_dir / "metrics.jsonl").read_text().splitlines()
     assert all("loss" in json.loads(x) for x in lines)
+
+
+def test_train_dtype_bfloat16_is_recorded(capsys, tmp_path, small_corpus):
+    out_dir = tmp_path / "bf16"
+    argv = [
+        "train",
+        "--config",
+        "tiny",
+        "--steps",
+        "1",
+        "--out",
+        str(out_dir),
+        "--batch",
+        "2",
+        "--input-length",
+        "32",
+        "--corpus",
+        str(small_corpus),
+        "--dtype",
+        "bfloat16",
+        "--json",
+    ]
+    code, out, _ = _run(capsys, *argv)
+    assert code == 0
+    assert json.loads(out)["step"] == 1
+    run = json.loads((out_dir / "run.json").read_text())
+    assert run["config"]["dtype"] == "bfloat16" and run["train"]["batch_size"] == 2
