@@ -81,6 +81,7 @@ def restore(mngr, abstract_state: dict, step: int | None = None) -> dict:
     step = mngr.latest_step() if step is None else step
     if step is None:
         raise ValueError(f"checkpoint: no checkpoint under {mngr.directory}")
+    _check_shapes(Path(mngr.directory) / str(step) / "default", abstract_state, step)
     try:
         return mngr.restore(step, args=ocp.args.StandardRestore(abstract_state))
     except (ValueError, KeyError) as e:
@@ -88,6 +89,50 @@ def restore(mngr, abstract_state: dict, step: int | None = None) -> dict:
         raise ValueError(
             f"checkpoint: step {step} in {mngr.directory} does not fit this model ({first})"
         ) from None
+
+
+def _shapes(tree) -> dict[str, tuple]:
+    import jax
+
+    return {
+        "/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path): tuple(leaf.shape)
+        for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]
+    }
+
+
+def _check_shapes(item_dir: Path, abstract_state: dict, step: int) -> None:
+    """Compare a checkpoint's parameter shapes with the model's before restoring anything.
+
+    (Orbax's own failure on a mismatch leaves pending coroutines behind; this check gives a
+    clear message instead.)
+    """
+    import logging
+
+    import orbax.checkpoint as ocp
+
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)  # orbax warns that this step has no separate metadata file
+    try:
+        meta = ocp.StandardCheckpointer().metadata(item_dir)
+    except (OSError, ValueError):
+        return  # let restore report it
+    finally:
+        absl.setLevel(level)
+    tree = getattr(meta, "item_metadata", meta)
+    if not isinstance(tree, dict) and hasattr(tree, "tree"):
+        tree = tree.tree
+    try:
+        saved = _shapes(tree["params"])
+    except (KeyError, TypeError):
+        return
+    want = _shapes(abstract_state["params"])
+    for name in sorted(set(saved) | set(want)):
+        if saved.get(name) != want.get(name):
+            raise ValueError(
+                f"checkpoint: step {step} in {item_dir.parent.parent} does not fit this model "
+                f"(parameter {name}: saved {saved.get(name)}, model {want.get(name)})"
+            )
 
 
 def read_metrics(out: Path) -> list[dict]:

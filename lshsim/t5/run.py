@@ -222,100 +222,100 @@ def train(
         ckpt.write_run(out, config, opts)
 
     optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
-    mngr = ckpt.manager(out)
-    repl = sharding.replicated(mesh)
-    if resume and mngr.latest_step() is not None:
-        state = ckpt.restore(mngr, abstract_state(config, optimizer))
-        start = int(state["step"])
-        if _primary():
-            ckpt.truncate_metrics(out, start)
-    else:
-        state = init_state(config, optimizer, opts["seed"])
-        start = 0
-        if _primary():
-            (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
-    state = sharding.replicate(state, mesh)
-    step_fn = jax.jit(
-        make_train_step(config, optimizer, opts["seed"]),
-        in_shardings=(repl, sharding.batch_sharded(mesh)),
-        out_shardings=(repl, repl),
-        donate_argnums=0,
-    )
-    eval_fn = jax.jit(make_eval_step(config))
-    eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
-    eval_every = eval_every or max(1, steps // 4)
-    checkpoint_every = checkpoint_every or max(1, steps // 4)
+    with ckpt.manager(out) as mngr:
+        repl = sharding.replicated(mesh)
+        if resume and mngr.latest_step() is not None:
+            state = ckpt.restore(mngr, abstract_state(config, optimizer))
+            start = int(state["step"])
+            if _primary():
+                ckpt.truncate_metrics(out, start)
+        else:
+            state = init_state(config, optimizer, opts["seed"])
+            start = 0
+            if _primary():
+                (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
+        state = sharding.replicate(state, mesh)
+        step_fn = jax.jit(
+            make_train_step(config, optimizer, opts["seed"]),
+            in_shardings=(repl, sharding.batch_sharded(mesh)),
+            out_shardings=(repl, repl),
+            donate_argnums=0,
+        )
+        eval_fn = jax.jit(make_eval_step(config))
+        eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
+        eval_every = eval_every or max(1, steps // 4)
+        checkpoint_every = checkpoint_every or max(1, steps // 4)
 
-    def run_eval(step: int) -> dict:
-        ev = evaluate(eval_fn, state["params"], eval_batches)
-        _append_metrics(out, {"step": step, "split": "eval", **ev})
-        return ev
+        def run_eval(step: int) -> dict:
+            ev = evaluate(eval_fn, state["params"], eval_batches)
+            _append_metrics(out, {"step": step, "split": "eval", **ev})
+            return ev
 
-    initial = run_eval(0) if start == 0 else None
-    last_good = mngr.latest_step()
-    finite = True
-    train_loss = math.nan
-    t_first = None
-    bar = tqdm(
-        total=steps,
-        initial=start,
-        desc=f"train {config.name}",
-        disable=not progress,
-        unit="step",
-        dynamic_ncols=True,
-    )
-    final = None
-    with bar:
-        for step in range(start, steps):
-            batch = sharding.shard_batch(train_ds.batch(step, opts["batch_size"]), mesh)
-            state, metrics = step_fn(state, batch)
-            done = step + 1
-            if t_first is None:
-                jax.block_until_ready(metrics["loss"])
-                t_first = (time.perf_counter(), done)
-            is_ckpt = done % checkpoint_every == 0 or done == steps
-            if done % log_every == 0 or is_ckpt:
-                m = jax.device_get(metrics)
-                finite = finite and bool(m["finite"])
-                if not finite:
-                    where = f"step {last_good}" if last_good is not None else "none"
-                    raise NonFiniteLossError(
-                        f"loss: non-finite ({float(m['loss'])}) at step {done}; "
-                        f"last good checkpoint: {where} in {out}"
-                    )
-                train_loss = float(m["loss"])
-                record = {
-                    "step": done,
-                    "split": "train",
-                    "loss": train_loss,
-                    "z_loss": float(m["z_loss"]),
-                    "accuracy": float(m["accuracy"]),
-                    "lr": lr_at(step, opts["learning_rate"], opts["warmup_steps"]),
-                }
-                _append_metrics(out, record)
-                bar.set_postfix(loss=f"{train_loss:.3f}", acc=f"{record['accuracy']:.3f}")
-                if on_step is not None:
-                    on_step(done, record)
-            if done % eval_every == 0 or done == steps:
-                final = run_eval(done)
-            if is_ckpt:
-                ckpt.save(mngr, done, state)
-                last_good = done
-            bar.update(1)
-    jax.block_until_ready(state["params"])
-    t_end = time.perf_counter()
-    timed_steps = steps - t_first[1] if t_first else 0
-    eps = timed_steps * opts["batch_size"] / (t_end - t_first[0]) if timed_steps else math.nan
-    if final is None:
-        final = run_eval(steps)
-    return {
-        "step": steps,
-        "initial_eval": initial,
-        "final_eval": final,
-        "train_loss": train_loss,
-        "out": str(out),
-        "examples_per_second": eps,
-    }
+        initial = run_eval(0) if start == 0 else None
+        last_good = mngr.latest_step()
+        finite = True
+        train_loss = math.nan
+        t_first = None
+        bar = tqdm(
+            total=steps,
+            initial=start,
+            desc=f"train {config.name}",
+            disable=not progress,
+            unit="step",
+            dynamic_ncols=True,
+        )
+        final = None
+        with bar:
+            for step in range(start, steps):
+                batch = sharding.shard_batch(train_ds.batch(step, opts["batch_size"]), mesh)
+                state, metrics = step_fn(state, batch)
+                done = step + 1
+                if t_first is None:
+                    jax.block_until_ready(metrics["loss"])
+                    t_first = (time.perf_counter(), done)
+                is_ckpt = done % checkpoint_every == 0 or done == steps
+                if done % log_every == 0 or is_ckpt:
+                    m = jax.device_get(metrics)
+                    finite = finite and bool(m["finite"])
+                    if not finite:
+                        where = f"step {last_good}" if last_good is not None else "none"
+                        raise NonFiniteLossError(
+                            f"loss: non-finite ({float(m['loss'])}) at step {done}; "
+                            f"last good checkpoint: {where} in {out}"
+                        )
+                    train_loss = float(m["loss"])
+                    record = {
+                        "step": done,
+                        "split": "train",
+                        "loss": train_loss,
+                        "z_loss": float(m["z_loss"]),
+                        "accuracy": float(m["accuracy"]),
+                        "lr": lr_at(step, opts["learning_rate"], opts["warmup_steps"]),
+                    }
+                    _append_metrics(out, record)
+                    bar.set_postfix(loss=f"{train_loss:.3f}", acc=f"{record['accuracy']:.3f}")
+                    if on_step is not None:
+                        on_step(done, record)
+                if done % eval_every == 0 or done == steps:
+                    final = run_eval(done)
+                if is_ckpt:
+                    ckpt.save(mngr, done, state)
+                    last_good = done
+                bar.update(1)
+        jax.block_until_ready(state["params"])
+        t_end = time.perf_counter()
+        timed_steps = steps - t_first[1] if t_first else 0
+        eps = timed_steps * opts["batch_size"] / (t_end - t_first[0]) if timed_steps else math.nan
+        if final is None:
+            final = run_eval(steps)
+        return {
+            "step": steps,
+            "initial_eval": initial,
+            "final_eval": final,
+            "train_loss": train_loss,
+            "out": str(out),
+            "examples_per_second": eps,
+        }
 
 
 def evaluate_run(checkpoint: str | Path, *, step: int | None = None) -> dict[str, Any]:
@@ -331,8 +331,8 @@ def evaluate_run(checkpoint: str | Path, *, step: int | None = None) -> dict[str
     out = Path(checkpoint)
     config, opts = ckpt.read_run(out)
     optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
-    mngr = ckpt.manager(out, read_only=True)
-    state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
+    with ckpt.manager(out, read_only=True) as mngr:
+        state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
     _, _, eval_batches = _data(config, opts, out, reuse_tokenizer=True)
     ev = evaluate(jax.jit(make_eval_step(config)), state["params"], eval_batches)
     return {"config": config.name, "step": int(state["step"]), **ev}

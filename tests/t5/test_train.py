@@ -135,7 +135,8 @@ def test_resume_after_kill_reproduces_losses_exactly(micro, small_corpus, tmp_pa
 
     with pytest.raises(Killed):
         train(micro, tmp_path / "b", steps=7, on_step=kill, **kw)
-    assert ckpt.manager(tmp_path / "b").latest_step() == 3
+    with ckpt.manager(tmp_path / "b") as mngr:
+        assert mngr.latest_step() == 3
     resumed = train(micro, tmp_path / "b", steps=7, resume=True, **kw)
     a, b = _train_records(tmp_path / "a"), _train_records(tmp_path / "b")
     assert [r["step"] for r in b] == list(range(1, 8))
@@ -168,7 +169,8 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(micro, small_corpu
             checkpoint_every=1,
             progress=False,
         )
-    steps = ckpt.manager(out).all_steps()
+    with ckpt.manager(out) as mngr:
+        steps = mngr.all_steps()
     assert steps  # the last good state is kept...
     records = _train_records(out)
     assert all(np.isfinite(r["loss"]) for r in records)
