@@ -216,6 +216,17 @@ class DecoderLayer(nn.Module):
         return x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
 
 
+def _stack_bias(cfg: T5Config, *, bidirectional: bool) -> RelativePositionBias:
+    """A stack's position-bias table (encoder: bidirectional; decoder: causal)."""
+    return RelativePositionBias(
+        cfg.relative_attention_num_buckets,
+        cfg.relative_attention_max_distance,
+        cfg.num_heads,
+        bidirectional=bidirectional,
+        name="relpos_bias",
+    )
+
+
 def _mask_bias(mask: jax.Array) -> jax.Array:
     """``0`` where attention is allowed, ``MASK_BIAS`` where not; ``[B, 1, q, k]``."""
     return jnp.where(mask[:, None], 0.0, MASK_BIAS).astype(jnp.float32)
@@ -235,13 +246,7 @@ class Encoder(nn.Module):
         x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
         valid = tokens > 0
         length = tokens.shape[1]
-        bias = RelativePositionBias(
-            cfg.relative_attention_num_buckets,
-            cfg.relative_attention_max_distance,
-            cfg.num_heads,
-            bidirectional=True,
-            name="relpos_bias",
-        )(length, length)
+        bias = _stack_bias(cfg, bidirectional=True)(length, length)
         bias = bias + _mask_bias(valid[:, :, None] & valid[:, None, :])
         for i in range(cfg.num_encoder_layers):
             x = EncoderLayer(cfg, name=f"layers_{i}")(x, bias, deterministic)
@@ -275,13 +280,7 @@ class Decoder(nn.Module):
             dec_valid = jnp.ones(decoder_input_tokens.shape, dtype=bool)
         else:
             dec_valid = decoder_target_tokens > 0
-        self_bias = RelativePositionBias(
-            cfg.relative_attention_num_buckets,
-            cfg.relative_attention_max_distance,
-            cfg.num_heads,
-            bidirectional=False,
-            name="relpos_bias",
-        )(t, t)
+        self_bias = _stack_bias(cfg, bidirectional=False)(t, t)
         self_bias = self_bias + _mask_bias(causal & dec_valid[:, :, None] & dec_valid[:, None, :])
         cross_bias = _mask_bias(dec_valid[:, :, None] & enc_valid[:, None, :])
         for i in range(cfg.num_decoder_layers):
