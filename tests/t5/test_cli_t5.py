@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -146,3 +151,55 @@ def test_train_dtype_bfloat16_is_recorded(capsys, tmp_path, small_corpus):
     assert json.loads(out)["step"] == 1
     run = json.loads((out_dir / "run.json").read_text())
     assert run["config"]["dtype"] == "bfloat16" and run["train"]["batch_size"] == 2
+
+
+def _train_losses(run_dir):
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [(r["step"], r["loss"]) for r in rows if r["split"] == "train"]
+
+
+def test_sigkill_then_resume_reproduces_the_uninterrupted_losses(capsys, tmp_path, small_corpus):
+    """A real ``kill -9`` of ``lshsim train`` mid-run, then ``--resume``: the same losses."""
+    common = [
+        "--config",
+        "tiny",
+        "--steps",
+        "40",
+        "--batch",
+        "4",
+        "--input-length",
+        "32",
+        "--corpus",
+        str(small_corpus),
+        "--checkpoint-every",
+        "3",
+        "--eval-every",
+        "100",
+        "--json",
+    ]
+    code, _, _ = _run(capsys, "train", "--out", str(tmp_path / "a"), *common)
+    assert code == 0
+    killed = tmp_path / "b"
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lshsim.cli", "train", "--out", str(killed), *common],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            metrics = killed / "metrics.jsonl"
+            if metrics.exists() and any(s >= 5 for s, _ in _train_losses(killed)):
+                break
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    done_before_kill = max(s for s, _ in _train_losses(killed))
+    assert done_before_kill < 40
+    code, _, _ = _run(capsys, "train", "--out", str(killed), "--resume", *common)
+    assert code == 0
+    assert _train_losses(killed) == _train_losses(tmp_path / "a")
