@@ -55,6 +55,8 @@ from typing import Any
 
 import numpy as np
 
+from lshsim._io import write_atomic
+
 #: Warmup of the rsqrt schedule for the benchmark: the rate stays at 1/sqrt(10000) = 0.01.
 WARMUP_STEPS = 10_000
 #: HF Adafactor's constant learning rate (equal to the JAX schedule's during warmup).
@@ -149,21 +151,6 @@ def make_batch(
     }
 
 
-def untie_lm_head(model: Any) -> Any:
-    """Give a fresh transformers (>= 5) T5's ``lm_head`` its own weight, as T5 v1.1 has."""
-    import torch
-
-    if model.lm_head.weight is model.shared.weight:
-        model.lm_head.weight = torch.nn.Parameter(model.shared.weight.detach().clone())
-    tied = getattr(model, "all_tied_weights_keys", None)
-    if isinstance(tied, dict):
-        tied.pop("lm_head.weight", None)
-    tied = getattr(model, "_tied_weights_keys", None)
-    if isinstance(tied, dict) and "lm_head.weight" in tied:  # a class attribute: copy, not pop
-        model._tied_weights_keys = {k: v for k, v in tied.items() if k != "lm_head.weight"}
-    return model
-
-
 class JaxRunner:
     """lshsim's jitted train step on a fixed batch; ``step()`` blocks until it is done."""
 
@@ -208,14 +195,12 @@ class TorchRunner:
         import transformers
         from transformers.optimization import Adafactor
 
-        from lshsim.t5.hf import config_to_hf, params_to_hf
+        from lshsim.t5.hf import config_to_hf, params_to_hf, untie_lm_head
 
         self._torch = torch
         model = untie_lm_head(transformers.T5ForConditionalGeneration(config_to_hf(cfg)))
         state = {k: torch.from_numpy(v) for k, v in params_to_hf(params, cfg).items()}
         model.load_state_dict(state, strict=True)
-        if model.lm_head.weight is model.shared.weight:
-            raise RuntimeError("lm_head is still tied to shared")
         model.train()
         self.model = model
         self.attn_implementation = getattr(model.config, "_attn_implementation", None)
@@ -386,18 +371,6 @@ def format_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_json_atomic(path: str | os.PathLike, payload: dict[str, Any]) -> None:
-    """Write ``payload`` as JSON to a temporary file next to ``path``, then rename it."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(json.dumps(payload, indent=1) + "\n")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -473,7 +446,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     else:
         print(table)
     if args.out:
-        write_json_atomic(args.out, payload)
+        write_atomic(args.out, json.dumps(payload, indent=1) + "\n")
     return payload
 
 

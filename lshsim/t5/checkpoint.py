@@ -29,7 +29,7 @@ CHECKPOINT_DIR = "checkpoints"
 def write_run(out: Path, config: T5Config, options: dict[str, Any]) -> None:
     """Record the config and training options of the run in ``out/run.json``."""
     doc = {"config": config.to_dict(), "train": options}
-    write_atomic(out / RUN_FILE, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+    write_atomic(out / RUN_FILE, json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
 def read_run(out: Path) -> tuple[T5Config, dict[str, Any]]:
@@ -146,4 +146,4 @@ def read_metrics(out: Path) -> list[dict]:
 def truncate_metrics(out: Path, step: int) -> None:
     """Drop metric records after ``step`` (used when resuming from checkpoint ``step``)."""
     keep = [r for r in read_metrics(out) if r["step"] <= step]
-    write_atomic(Path(out) / METRICS_FILE, "".join(json.dumps(r) + "\n" for r in keep).encode())
+    write_atomic(Path(out) / METRICS_FILE, "".join(json.dumps(r) + "\n" for r in keep))

@@ -20,11 +20,12 @@ import gzip
 import hashlib
 import inspect
 import json
-import math
 import os
 import sysconfig
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+
+from lshsim._validate import check_float, check_int
 
 __all__ = [
     "MIN_DOCSTRING_WORDS",
@@ -350,14 +351,8 @@ def split_documents(
         ValueError: if ``eval_fraction`` is outside ``(0, 1)``, ``seed`` is not an integer, or
             there are too few documents for two non-empty parts.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    try:
-        frac = float(eval_fraction)
-    except (TypeError, ValueError):
-        raise ValueError(f"eval_fraction must be a number, got {eval_fraction!r}") from None
-    if not (math.isfinite(frac) and 0.0 < frac < 1.0):
-        raise ValueError(f"eval_fraction must be in (0, 1), got {eval_fraction!r}")
+    seed = check_int("seed", seed, -(2**127), 2**127 - 1)  # 16 signed bytes in the key
+    frac = check_float("eval_fraction", eval_fraction, 0.0, 1.0, lo_open=True, hi_open=True)
     n = len(docs)
     if n < 2:
         raise ValueError(f"corpus: {n} document(s) cannot be split into train and eval (need >= 2)")

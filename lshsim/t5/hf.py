@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from lshsim._io import write_atomic
 from lshsim.t5.configs import T5Config
 
 _HINT = 'pip install "lshsim[hf]"'
@@ -397,16 +398,6 @@ def load_hf_checkpoint(
     return cfg, params_from_hf(state, cfg)
 
 
-def _atomic_write(target: Path, write: Any) -> None:
-    """Call ``write(tmp_path)``, then rename the temporary file onto ``target``."""
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def save_hf_checkpoint(
     path_dir: str | os.PathLike, params: Mapping[str, Any], cfg: T5Config
 ) -> Path:
@@ -425,12 +416,29 @@ def save_hf_checkpoint(
     """
     st = _import("safetensors.numpy")
     out = Path(path_dir)
-    out.mkdir(parents=True, exist_ok=True)
     tensors = params_to_hf(params, cfg)
-    text = json.dumps(hf_config_dict(cfg), indent=2, sort_keys=True) + "\n"
-    _atomic_write(
-        out / "model.safetensors",
-        lambda tmp: st.save_file(tensors, str(tmp), metadata={"format": "pt"}),
+    # serialised in memory (one more copy of the weights) so the shared atomic writer applies
+    write_atomic(out / "model.safetensors", st.save(tensors, metadata={"format": "pt"}))
+    write_atomic(
+        out / "config.json", json.dumps(hf_config_dict(cfg), indent=2, sort_keys=True) + "\n"
     )
-    _atomic_write(out / "config.json", lambda tmp: tmp.write_text(text))
     return out
+
+
+def untie_lm_head(model: Any) -> Any:
+    """Give a freshly built transformers (>= 5) T5's ``lm_head`` its own weight, as v1.1 has.
+
+    transformers 5 ties ``lm_head`` to ``shared`` in every new ``T5ForConditionalGeneration``,
+    whatever ``tie_word_embeddings`` says; a strict ``load_state_dict`` of :func:`params_to_hf`
+    would then write both keys into one tensor. Returns ``model``.
+    """
+    torch = _import("torch")
+    if model.lm_head.weight is model.shared.weight:
+        model.lm_head.weight = torch.nn.Parameter(model.shared.weight.detach().clone())
+    tied = getattr(model, "all_tied_weights_keys", None)
+    if isinstance(tied, dict):
+        tied.pop("lm_head.weight", None)
+    tied = getattr(model, "_tied_weights_keys", None)
+    if isinstance(tied, dict) and "lm_head.weight" in tied:  # a class attribute: copy, not pop
+        model._tied_weights_keys = {k: v for k, v in tied.items() if k != "lm_head.weight"}
+    return model

@@ -357,14 +357,7 @@ class T5(nn.Module):
         )
 
 
-def dummy_inputs(config: T5Config, batch: int = 1, input_length: int = 8, target_length: int = 8):
-    """Token arrays of the right dtype and shape for ``init`` / ``eval_shape``."""
-    enc = jnp.ones((batch, input_length), jnp.int32)
-    dec = jnp.ones((batch, target_length), jnp.int32)
-    return enc, dec
-
-
 def init_params(config: T5Config, rng: jax.Array) -> dict:
     """Initialised parameters (a plain nested dict under no ``params`` key)."""
-    enc, dec = dummy_inputs(config)
-    return T5(config).init(rng, enc, dec)["params"]
+    tokens = jnp.ones((1, 8), jnp.int32)
+    return T5(config).init(rng, tokens, tokens)["params"]

@@ -161,9 +161,8 @@ def train(
     import jax
     from tqdm import tqdm
 
-    from lshsim.t5 import sharding
+    from lshsim.t5 import NonFiniteLossError, sharding
     from lshsim.t5.train import (
-        NonFiniteLossError,
         abstract_state,
         evaluate,
         init_state,

@@ -20,7 +20,6 @@ References:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,6 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from lshsim.t5 import NonFiniteLossError  # noqa: F401  (re-exported)
 from lshsim.t5.configs import T5Config
 from lshsim.t5.model import T5, init_params
 
@@ -120,10 +118,10 @@ def abstract_state(config: T5Config, optimizer: optax.GradientTransformation) ->
 def make_train_step(
     config: T5Config, optimizer: optax.GradientTransformation, seed: int = 0
 ) -> Callable[[dict, dict], tuple[dict, dict]]:
-    """A pure ``(state, batch) -> (state, metrics)`` function (jit it, or let ``Trainer`` do it).
+    """A pure ``(state, batch) -> (state, metrics)`` function, to be ``jax.jit``-ed.
 
-    ``metrics`` holds per-token means ``loss`` (cross-entropy), ``z_loss``, ``accuracy``, the
-    learning rate ``lr`` and ``finite`` (whether loss and gradients are finite).
+    ``metrics`` holds per-token means ``loss`` (cross-entropy), ``z_loss``, ``accuracy``, and
+    ``finite`` (whether loss and gradients are finite).
     """
     model = T5(config)
     deterministic = config.dropout_rate == 0.0
@@ -179,11 +177,6 @@ def evaluate(eval_step: Callable, params, batches: list[dict]) -> dict[str, floa
     }
 
 
-@functools.lru_cache(maxsize=8)
-def _learning_rate_fn(base: float, warmup: int) -> Callable:
-    return jax.jit(rsqrt_schedule(base, warmup))
-
-
 def learning_rate(step: int, base: float, warmup: int) -> float:
     """The scheduled learning rate at ``step`` (for logging)."""
-    return float(_learning_rate_fn(base, warmup)(step))
+    return float(rsqrt_schedule(base, warmup)(step))

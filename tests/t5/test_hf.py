@@ -39,16 +39,8 @@ HF_KW = dict(
 )
 
 
-def _untied(model):
-    """transformers >= 5 ties lm_head to shared in a fresh model; give it its own weight."""
-    if model.lm_head.weight is model.shared.weight:
-        model.lm_head.weight = torch.nn.Parameter(model.shared.weight.detach().clone())
-        getattr(model, "all_tied_weights_keys", {}).pop("lm_head.weight", None)
-    return model.eval()
-
-
 def _fresh_hf(hf_cfg):
-    return _untied(transformers.T5ForConditionalGeneration(hf_cfg))
+    return hf.untie_lm_head(transformers.T5ForConditionalGeneration(hf_cfg)).eval()
 
 
 @pytest.fixture(scope="module")
