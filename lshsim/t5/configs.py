@@ -20,6 +20,8 @@ import dataclasses
 import json
 from typing import Any
 
+from lshsim._validate import check_float, check_int
+
 #: Sentinel ids (``<extra_id_0>`` ... ``<extra_id_99>``) that follow the real pieces.
 NUM_SENTINELS = 100
 
@@ -47,6 +49,33 @@ class T5Config:
         input_length: encoder length used in pretraining (after span corruption).
         batch_size: default training batch.
         warmup_steps: steps at the constant rate of the rsqrt schedule.
+        memory: how a wider token representation is consumed (paper section 6):
+            ``none``, ``sum`` (the K embedding blocks are summed at the bottom), ``sameup``
+            (Algorithm 2, layers always compute block 0) or ``altup`` (Algorithm 2, layer
+            ``i`` computes block ``i mod K``).
+        memory_k: K, the number of width-``d`` blocks of the representation (>= 1).
+        memory_extra: extra embedding width ``e`` beyond ``d``; 0 means ``(K-1) d``. Any other
+            value takes the divide-and-project path: ``e`` is split into ``K-1`` sub-blocks of
+            ``e/(K-1)``, each projected to ``d``.
+        memory_cross: how the decoder's cross-attention reads the K-block encoder output:
+            ``wide`` (keys and values project all ``K d``; the paper's Table 3) or ``sum``.
+        memory_output: how the K blocks reach the logits: ``wide`` (a ``K d x vocab`` output
+            table, the paper's Table 3) or ``sum`` (blocks summed, a ``d x vocab`` table).
+        lookup: partial experts added to every layer's output: ``none``, ``tokenid``,
+            ``softmax`` or ``lsh``.
+        expert_rank: 0 (a constant vector per bucket) or ``r`` (``V relu(U^T x)``).
+        buckets: table size of each layer's lookup; 0 means the vocabulary for ``tokenid``
+            (the only size it allows) and 64 otherwise.
+        lsh_family: ``simhash`` (``log2(buckets)`` hyperplanes) or ``crosspolytope``
+            (Gaussian rotation to ``buckets/2`` coordinates).
+        lookup_seed: seed of the fixed LSH projections (layer ``i`` of the encoder uses
+            ``SeedSequence([lookup_seed, 0, i])``, of the decoder ``[lookup_seed, 1, i]``).
+        router_jitter: softmax lookup's multiplicative jitter ``U[1-eps, 1+eps]`` on a copy of
+            the router input, in training only.
+        router_balance_loss: coefficient of the Switch load-balancing loss (0: off).
+        router_z_loss: coefficient of the router z-loss (0: off).
+        expert_impl: ``gather`` (per-token weight gather; fast on CPU) or ``ragged``
+            (tokens sorted by bucket and ``jax.lax.ragged_dot``; less memory at large rank).
     """
 
     name: str
@@ -67,6 +96,43 @@ class T5Config:
     input_length: int = 512
     batch_size: int = 256
     warmup_steps: int = 10000
+    memory: str = "none"
+    memory_k: int = 2
+    memory_extra: int = 0
+    memory_cross: str = "wide"
+    memory_output: str = "wide"
+    lookup: str = "none"
+    expert_rank: int = 0
+    buckets: int = 0
+    lsh_family: str = "simhash"
+    lookup_seed: int = 0
+    router_jitter: float = 0.01
+    router_balance_loss: float = 0.0
+    router_z_loss: float = 0.0
+    expert_impl: str = "gather"
+
+    def __post_init__(self):
+        """Validate the memory and lookup fields (one-line errors naming the parameter)."""
+        _validate_memory(self)
+
+    @property
+    def widened(self) -> bool:
+        """Whether the token representation is K blocks wide (sameup / altup)."""
+        return self.memory in ("sameup", "altup")
+
+    @property
+    def embed_width(self) -> int:
+        """Width of the input embedding table: ``d``, or ``d + e`` with memory."""
+        if self.memory == "none":
+            return self.d_model
+        return self.d_model + (self.memory_extra or (self.memory_k - 1) * self.d_model)
+
+    @property
+    def num_buckets(self) -> int:
+        """Each layer's lookup table size (the vocabulary for ``tokenid``)."""
+        if self.lookup == "tokenid":
+            return self.vocab_size
+        return self.buckets or 64
 
     def replace(self, **changes: Any) -> T5Config:
         """A copy with ``changes`` applied (unknown fields raise ``ValueError``)."""
@@ -92,6 +158,56 @@ class T5Config:
         if unknown:
             raise ValueError(f"config: unknown field(s) {', '.join(unknown)}")
         return cls(**d)
+
+
+#: Choices of the memory and lookup fields (the CLI and the studies enumerate these).
+MEMORY_METHODS = ("none", "sum", "sameup", "altup")
+LOOKUPS = ("none", "tokenid", "softmax", "lsh")
+LSH_FAMILIES = ("simhash", "crosspolytope")
+COLLAPSES = ("wide", "sum")
+EXPERT_IMPLS = ("gather", "ragged")
+
+
+def _choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name}: unknown value {value!r}; choose one of {', '.join(choices)}")
+
+
+def _validate_memory(cfg: T5Config) -> None:
+    """Check the memory and lookup fields; raise a one-line ``ValueError`` naming the field."""
+    _choice("memory", cfg.memory, MEMORY_METHODS)
+    _choice("lookup", cfg.lookup, LOOKUPS)
+    _choice("lsh_family", cfg.lsh_family, LSH_FAMILIES)
+    _choice("memory_cross", cfg.memory_cross, COLLAPSES)
+    _choice("memory_output", cfg.memory_output, COLLAPSES)
+    _choice("expert_impl", cfg.expert_impl, EXPERT_IMPLS)
+    k = check_int("K (memory_k)", cfg.memory_k, 1)
+    check_int("rank (expert_rank)", cfg.expert_rank, 0)
+    check_int("lookup_seed", cfg.lookup_seed, 0)
+    check_float("router_jitter", cfg.router_jitter, 0.0, 1.0, hi_open=True)
+    check_float("router_balance_loss", cfg.router_balance_loss, 0.0, 1e6)
+    check_float("router_z_loss", cfg.router_z_loss, 0.0, 1e6)
+    extra = check_int("memory_extra (e)", cfg.memory_extra, 0)
+    if extra:
+        if cfg.memory == "none":
+            raise ValueError("memory_extra (e) needs a memory method (sum, sameup or altup)")
+        if k < 2 or extra % (k - 1):
+            raise ValueError(
+                f"memory_extra (e={extra}) cannot be divided into K-1={k - 1} sub-blocks: "
+                "e must be a positive multiple of K-1 (K >= 2)"
+            )
+    if cfg.buckets:
+        n = check_int("buckets", cfg.buckets, 1)
+    else:
+        n = cfg.num_buckets
+    if cfg.lookup == "tokenid" and n != cfg.vocab_size:
+        raise ValueError(
+            f"buckets: tokenid's table is the vocabulary ({cfg.vocab_size} rows), got {n}"
+        )
+    if cfg.lookup == "lsh" and cfg.lsh_family == "simhash" and (n < 2 or n & (n - 1)):
+        raise ValueError(f"buckets: simhash needs a power of two >= 2, got {n}")
+    if cfg.lookup == "lsh" and cfg.lsh_family == "crosspolytope" and (n < 2 or n % 2):
+        raise ValueError(f"buckets: crosspolytope needs an even number >= 2, got {n}")
 
 
 def padded_vocab(num_pieces: int) -> int:

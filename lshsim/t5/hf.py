@@ -69,6 +69,11 @@ def hf_config_dict(cfg: T5Config) -> dict[str, Any]:
     Returns:
         A JSON-serialisable dict (no ``transformers`` needed).
     """
+    if cfg.memory != "none" or cfg.lookup != "none":
+        raise ValueError(
+            "hf: transformers' T5 has no external memory; export a model with memory='none' "
+            f"and lookup='none' (this one has memory={cfg.memory!r}, lookup={cfg.lookup!r})"
+        )
     return {
         "architectures": ["T5ForConditionalGeneration"],
         "model_type": "t5",

@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from lshsim.t5 import memory
 from lshsim.t5.configs import T5Config
 
 #: Additive attention bias for masked positions (as T5X).
@@ -178,34 +179,53 @@ class MLP(nn.Module):
         return dense(cfg.d_model, kernel_init=_init(1.0), name="wo")(h).reshape(shape)
 
 
+def _with_expert(module: nn.Module, x_in, out, tokens, deterministic):
+    """``out + w(x_in) f_i(x_in)`` when the config has a lookup (Algorithm 1), else ``out``."""
+    cfg = module.config
+    if cfg.lookup == "none":
+        return out
+    expert = memory.PartialExpert(cfg, module.stack, module.index, name="expert")
+    return out + expert(x_in, tokens, deterministic)
+
+
 class EncoderLayer(nn.Module):
-    """Pre-norm self-attention then pre-norm MLP, each added to the residual stream."""
+    """Pre-norm self-attention then pre-norm MLP, each added to the residual stream.
+
+    With a lookup, the layer's output gains the partial expert's ``w(x) f_i(x)`` of its input.
+    """
 
     config: T5Config
+    index: int = 0
+    stack: int = 0
 
     @nn.compact
-    def __call__(self, x, bias, deterministic: bool = True):
+    def __call__(self, x, bias, tokens=None, deterministic: bool = True):
         """One encoder layer on ``x [B, L, d]``; ``bias`` is position bias plus mask."""
         cfg = self.config
         norm = functools.partial(RMSNorm, cfg.layer_norm_eps, jnp.dtype(cfg.dtype))
         drop = nn.Dropout(cfg.dropout_rate)
+        x_in = x
         h = norm(name="pre_attention_layer_norm")(x)
         x = x + drop(Attention(cfg, name="attention")(h, h, bias, deterministic), deterministic)
         h = norm(name="pre_mlp_layer_norm")(x)
-        return x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
+        x = x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
+        return _with_expert(self, x_in, x, tokens, deterministic)
 
 
 class DecoderLayer(nn.Module):
     """Pre-norm causal self-attention, cross-attention and MLP."""
 
     config: T5Config
+    index: int = 0
+    stack: int = 1
 
     @nn.compact
-    def __call__(self, x, encoded, self_bias, cross_bias, deterministic: bool = True):
-        """One decoder layer on ``x [B, T, d]`` attending to ``encoded [B, L, d]``."""
+    def __call__(self, x, encoded, self_bias, cross_bias, tokens=None, deterministic: bool = True):
+        """One decoder layer on ``x [B, T, d]`` attending to ``encoded [B, L, d or K d]``."""
         cfg = self.config
         norm = functools.partial(RMSNorm, cfg.layer_norm_eps, jnp.dtype(cfg.dtype))
         drop = nn.Dropout(cfg.dropout_rate)
+        x_in = x
         h = norm(name="pre_self_attention_layer_norm")(x)
         y = Attention(cfg, name="self_attention")(h, h, self_bias, deterministic)
         x = x + drop(y, deterministic)
@@ -213,7 +233,27 @@ class DecoderLayer(nn.Module):
         y = Attention(cfg, name="encoder_decoder_attention")(h, encoded, cross_bias, deterministic)
         x = x + drop(y, deterministic)
         h = norm(name="pre_mlp_layer_norm")(x)
-        return x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
+        x = x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
+        return _with_expert(self, x_in, x, tokens, deterministic)
+
+
+def _run_layers(module: nn.Module, x, make_layer, count: int, deterministic: bool):
+    """Apply ``count`` layers to the embedded ``x``; returns the stack's output before its norm.
+
+    Plain and ``sum`` models run each layer on ``x``. ``sameup``/``altup`` models carry ``K``
+    blocks ``[K, B, L, d]`` through Algorithm 2 and leave them collapsed as the config says
+    (``memory_cross`` for the encoder, ``memory_output`` for the decoder).
+    """
+    cfg = module.config
+    x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
+    if not cfg.widened:
+        for i in range(count):
+            x = make_layer(i)(x)
+        return x
+    for i in range(count):
+        p, g = memory.AltUpCoefficients(cfg.memory_k, name=f"altup_{i}")()
+        x = memory.predict_compute_correct(x, make_layer(i), p, g, memory.compute_block(cfg, i))
+    return x
 
 
 def _stack_bias(cfg: T5Config, *, bidirectional: bool) -> RelativePositionBias:
@@ -232,6 +272,27 @@ def _mask_bias(mask: jax.Array) -> jax.Array:
     return jnp.where(mask[:, None], 0.0, MASK_BIAS).astype(jnp.float32)
 
 
+class TokenEmbedding(nn.Module):
+    """Token ids -> the bottom representation: ``[B, L, d]``, or ``[K, B, L, d]`` when widened.
+
+    ``sum`` memory adds the ``K`` blocks of the wide embedding (``memory_extra`` projected
+    first when set); ``sameup``/``altup`` keep them apart for Algorithm 2.
+    """
+
+    config: T5Config
+    table: nn.Module
+    projection: nn.Module | None = None
+
+    def __call__(self, tokens):
+        """Embed ``tokens`` in the compute dtype."""
+        cfg = self.config
+        x = self.table(tokens).astype(jnp.dtype(cfg.dtype))
+        if cfg.memory == "none":
+            return x
+        blocks = memory.embed_blocks(cfg, x, self.projection)
+        return blocks if cfg.widened else jnp.sum(blocks, axis=0)
+
+
 class Encoder(nn.Module):
     """Embedding lookup, ``num_encoder_layers`` layers and the final norm."""
 
@@ -242,14 +303,19 @@ class Encoder(nn.Module):
     def __call__(self, tokens, deterministic: bool = True):
         """Encode ``tokens [B, L]`` (0 = padding) to ``[B, L, d]``."""
         cfg = self.config
-        x = self.embedder(tokens).astype(jnp.dtype(cfg.dtype))
-        x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
+        x = self.embedder(tokens)
         valid = tokens > 0
         length = tokens.shape[1]
         bias = _stack_bias(cfg, bidirectional=True)(length, length)
         bias = bias + _mask_bias(valid[:, :, None] & valid[:, None, :])
-        for i in range(cfg.num_encoder_layers):
-            x = EncoderLayer(cfg, name=f"layers_{i}")(x, bias, deterministic)
+
+        def layer(i):
+            mod = EncoderLayer(cfg, i, name=f"layers_{i}")
+            return lambda h: mod(h, bias, tokens, deterministic)
+
+        x = _run_layers(self, x, layer, cfg.num_encoder_layers, deterministic)
+        if cfg.widened:
+            x = memory.collapse(x, cfg.memory_cross)
         x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="encoder_norm")(x)
         return nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
 
@@ -271,8 +337,7 @@ class Decoder(nn.Module):
     ):
         """Float32 logits ``[B, T, vocab]`` (teacher forcing)."""
         cfg = self.config
-        x = self.embedder(decoder_input_tokens).astype(jnp.dtype(cfg.dtype))
-        x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
+        x = self.embedder(decoder_input_tokens)
         t = decoder_input_tokens.shape[1]
         causal = jnp.tril(jnp.ones((t, t), dtype=bool))[None]
         enc_valid = encoder_tokens > 0
@@ -283,10 +348,16 @@ class Decoder(nn.Module):
         self_bias = _stack_bias(cfg, bidirectional=False)(t, t)
         self_bias = self_bias + _mask_bias(causal & dec_valid[:, :, None] & dec_valid[:, None, :])
         cross_bias = _mask_bias(dec_valid[:, :, None] & enc_valid[:, None, :])
-        for i in range(cfg.num_decoder_layers):
-            x = DecoderLayer(cfg, name=f"layers_{i}")(
-                x, encoded, self_bias, cross_bias, deterministic
+
+        def layer(i):
+            mod = DecoderLayer(cfg, i, name=f"layers_{i}")
+            return lambda h: mod(
+                h, encoded, self_bias, cross_bias, decoder_input_tokens, deterministic
             )
+
+        x = _run_layers(self, x, layer, cfg.num_decoder_layers, deterministic)
+        if cfg.widened:
+            x = memory.collapse(x, cfg.memory_output)
         x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="decoder_norm")(x)
         x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
         logits = nn.Dense(
@@ -310,13 +381,17 @@ class T5(nn.Module):
         cfg = self.config
         self.token_embedder = nn.Embed(
             cfg.vocab_size,
-            cfg.d_model,
+            cfg.embed_width,
             embedding_init=nn.initializers.normal(1.0),
             param_dtype=jnp.float32,
             name="token_embedder",
         )
-        self.encoder = Encoder(cfg, self.token_embedder, name="encoder")
-        self.decoder = Decoder(cfg, self.token_embedder, name="decoder")
+        self.memory_projection = None
+        if cfg.memory != "none" and cfg.memory_extra:
+            self.memory_projection = memory.MemoryProjection(cfg)
+        self.embed = TokenEmbedding(cfg, self.token_embedder, self.memory_projection)
+        self.encoder = Encoder(cfg, self.embed, name="encoder")
+        self.decoder = Decoder(cfg, self.embed, name="decoder")
 
     def encode(self, encoder_input_tokens, deterministic: bool = True):
         """Encoder output ``[B, L, d]``."""

@@ -1,7 +1,10 @@
 """Parameter counts without allocating: ``jax.eval_shape`` of the model's ``init``.
 
 "Embedding" parameters are the input table (shared by encoder and decoder) and the untied
-output projection, as in the paper's Table 3; everything else is "non-embedding".
+output projection, as in the paper's Table 3 (with wide memory, both tables are ``K d`` wide).
+Partial experts' tables and routers (``.../expert/...``) are counted apart as "expert"
+parameters; everything else (AltUp's scalars and divide-and-project matrices included) is
+"non-embedding".
 """
 
 from __future__ import annotations
@@ -28,13 +31,18 @@ def _is_embedding(path: tuple[str, ...]) -> bool:
     return any(path[: len(p)] == p for p in EMBEDDING_PATHS)
 
 
+def _kind(path: tuple[str, ...]) -> str:
+    if _is_embedding(path):
+        return "embedding"
+    return "expert" if "expert" in path else "non_embedding"
+
+
 def count_params(config: T5Config | str) -> dict[str, int]:
-    """``{"embedding", "non_embedding", "total"}`` parameter counts of ``config``."""
+    """``{"embedding", "non_embedding", "expert", "total"}`` parameter counts of ``config``."""
     tree = abstract_params(config)
-    counts = {"embedding": 0, "non_embedding": 0}
+    counts = {"embedding": 0, "non_embedding": 0, "expert": 0}
     for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
         keys = tuple(getattr(k, "key", str(k)) for k in path)
-        kind = "embedding" if _is_embedding(keys) else "non_embedding"
-        counts[kind] += math.prod(leaf.shape)
-    counts["total"] = counts["embedding"] + counts["non_embedding"]
+        counts[_kind(keys)] += math.prod(leaf.shape)
+    counts["total"] = sum(counts.values())
     return counts

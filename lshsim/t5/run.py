@@ -288,6 +288,7 @@ def train(
                         "split": "train",
                         "loss": train_loss,
                         "z_loss": float(m["z_loss"]),
+                        "router_loss": float(m["router_loss"]),
                         "accuracy": float(m["accuracy"]),
                         "lr": lr_at(step, opts["learning_rate"], opts["warmup_steps"]),
                     }

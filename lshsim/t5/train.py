@@ -83,21 +83,38 @@ def cross_entropy(
     }
 
 
+def has_aux_losses(config: T5Config) -> bool:
+    """Whether the model sows router losses (softmax lookup with a balance or z coefficient)."""
+    losses = config.router_balance_loss > 0 or config.router_z_loss > 0
+    return config.lookup == "softmax" and losses
+
+
+def is_deterministic(config: T5Config) -> bool:
+    """Whether a training step needs no randomness (no dropout, no router jitter)."""
+    jitter = config.lookup == "softmax" and config.router_jitter > 0
+    return config.dropout_rate == 0.0 and not jitter
+
+
 def _forward_sums(model: T5, params, batch, dropout_key, deterministic: bool):
-    logits = model.apply(
+    """Cross-entropy sums; ``aux`` (router losses, summed over layers) when the config has them."""
+    out = model.apply(
         {"params": params},
         batch["encoder_input_tokens"],
         batch["decoder_input_tokens"],
         batch["decoder_target_tokens"],
         deterministic=deterministic,
         rngs=None if deterministic else {"dropout": dropout_key},
+        mutable=["aux_loss"] if has_aux_losses(model.config) else False,
     )
-    return cross_entropy(
+    logits, aux = out if has_aux_losses(model.config) else (out, {})
+    sums = cross_entropy(
         logits,
         batch["decoder_target_tokens"],
         batch["decoder_loss_weights"].astype(jnp.float32),
         model.config.z_loss,
     )
+    sums["aux"] = sum(jnp.sum(v) for v in jax.tree_util.tree_leaves(aux)) + jnp.float32(0)
+    return sums
 
 
 def init_state(config: T5Config, optimizer: optax.GradientTransformation, seed: int) -> dict:
@@ -120,16 +137,18 @@ def make_train_step(
 ) -> Callable[[dict, dict], tuple[dict, dict]]:
     """A pure ``(state, batch) -> (state, metrics)`` function, to be ``jax.jit``-ed.
 
-    ``metrics`` holds per-token means ``loss`` (cross-entropy), ``z_loss``, ``accuracy``, and
-    ``finite`` (whether loss and gradients are finite).
+    ``metrics`` holds per-token means ``loss`` (cross-entropy), ``z_loss``, ``accuracy``,
+    ``router_loss`` (the softmax lookup's optional balance and z losses, summed over layers;
+    0 without them) and ``finite`` (whether loss and gradients are finite). Router jitter and
+    dropout draw from ``fold_in(key(seed), step)``.
     """
     model = T5(config)
-    deterministic = config.dropout_rate == 0.0
+    deterministic = is_deterministic(config)
 
     def objective(params, batch, key):
         sums = _forward_sums(model, params, batch, key, deterministic)
         denom = jnp.maximum(sums["weight"], 1.0)
-        return (sums["loss"] + sums["z_loss"]) / denom, sums
+        return (sums["loss"] + sums["z_loss"]) / denom + sums["aux"], sums
 
     def step_fn(state, batch):
         key = jax.random.fold_in(jax.random.key(seed), state["step"])
@@ -143,6 +162,7 @@ def make_train_step(
         metrics = {
             "loss": sums["loss"] / denom,
             "z_loss": sums["z_loss"] / denom,
+            "router_loss": sums["aux"],
             "accuracy": sums["correct"] / denom,
             "finite": finite,
         }
