@@ -1,4 +1,4 @@
-"""The model-side ``lshsim`` commands: ``params``, ``train`` and ``eval``.
+"""The model-side ``lshsim`` commands: ``params``, ``cost``, ``train`` and ``eval``.
 
 JAX is imported only when one of these commands runs, so the rest of the CLI starts fast.
 """
@@ -6,13 +6,33 @@ JAX is imported only when one of these commands runs, so the rest of the CLI sta
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 
-from lshsim.t5.configs import CONFIGS, TABLE3
+from lshsim.t5.configs import (
+    COLLAPSES,
+    CONFIGS,
+    LOOKUPS,
+    LSH_FAMILIES,
+    MEMORY_METHODS,
+    TABLE3,
+    T5Config,
+)
 
 _CONFIG_HELP = "model config: " + ", ".join(CONFIGS) + " (tiny trains on 2 CPU cores)"
 
-_TRAIN_EPILOG = """\
+_MEMORY_HELP = """external memory (paper sections 3 and 6):
+  --memory sum|sameup|altup  a K-block wide token embedding: summed at the bottom (sum), or
+                             carried through every layer by Algorithm 2 (Predict-Compute-
+                             Correct) computing block 0 (sameup) or block i mod K (altup)
+  --lookup tokenid|softmax|lsh  a partial expert per layer: output L(x) + w(x) f_i(x),
+                             bucket i from the token id, a learned top-1 softmax router, or
+                             SimHash/cross-polytope of the layer input
+  the two combine freely; see `lshsim cost --config C --compare` for their FLOPs
+"""
+
+_TRAIN_EPILOG = (
+    """\
 The run directory holds run.json (config and options), spm.model (the tokenizer),
 metrics.jsonl (one JSON object per logged step: step, split, loss, accuracy, ...) and
 checkpoints/<step>/ (orbax). A killed run continues exactly with --resume.
@@ -21,21 +41,132 @@ examples:
   lshsim train --config tiny --steps 150 --out runs/tiny
   lshsim train --config tiny --steps 300 --out runs/tiny --resume
   lshsim train --config small --steps 1000 --out runs/s --corpus c4-train.00000-of-01024.json.gz
+  lshsim train --config tiny --steps 150 --out runs/altup --memory altup --K 2
+  lshsim train --config tiny --steps 150 --out runs/sm --lookup softmax --rank 16 --buckets 64
+
 """
+    + _MEMORY_HELP
+)
+
+
+#: AltUp rows of Table 3: (embedding, non-embedding) with K=2.
+TABLE3_ALTUP = {"small": (6.58e7, 3.99e7), "base": (9.87e7, 2.12e8), "large": (1.32e8, 7.68e8)}
+
+
+def _add_memory_args(p) -> None:
+    """The memory and lookup flags shared by ``params``, ``cost`` and ``train``."""
+    g = p.add_argument_group("external memory")
+    g.add_argument("--memory", choices=MEMORY_METHODS, help="wide-embedding method (none)")
+    g.add_argument("--K", type=int, metavar="K", help="blocks of width d (2)")
+    g.add_argument(
+        "--extra",
+        type=int,
+        metavar="E",
+        help="extra embedding width (default (K-1) d); other values divide-and-project",
+    )
+    g.add_argument(
+        "--cross",
+        choices=COLLAPSES,
+        help="decoder cross-attention reads the K-block encoder output wide (Table 3) or "
+        "summed (default wide)",
+    )
+    g.add_argument(
+        "--output",
+        choices=COLLAPSES,
+        help="logits from a K d x vocab table (wide, Table 3) or from the summed blocks "
+        "(default wide)",
+    )
+    g.add_argument("--lookup", choices=LOOKUPS, help="partial experts' lookup (none)")
+    g.add_argument("--rank", type=int, metavar="R", help="expert rank (0)")
+    g.add_argument(
+        "--buckets",
+        type=int,
+        metavar="N",
+        help="table size per layer (tokenid: the vocabulary; default 64)",
+    )
+    g.add_argument("--lsh-family", choices=LSH_FAMILIES, help="LSH lookup family (simhash)")
+    g.add_argument("--lookup-seed", type=int, metavar="S", help="seed of the LSH projections")
+    g.add_argument("--router-jitter", type=float, metavar="EPS", help="softmax jitter (0.01)")
+    g.add_argument(
+        "--router-balance-loss", type=float, metavar="C", help="load-balance loss weight (0)"
+    )
+    g.add_argument("--router-z-loss", type=float, metavar="C", help="router z-loss weight (0)")
+
+
+#: CLI flag -> config field.
+_MEMORY_FIELDS = {
+    "memory": "memory",
+    "K": "memory_k",
+    "extra": "memory_extra",
+    "cross": "memory_cross",
+    "output": "memory_output",
+    "lookup": "lookup",
+    "rank": "expert_rank",
+    "buckets": "buckets",
+    "lsh_family": "lsh_family",
+    "lookup_seed": "lookup_seed",
+    "router_jitter": "router_jitter",
+    "router_balance_loss": "router_balance_loss",
+    "router_z_loss": "router_z_loss",
+}
+
+
+def config_from_args(args) -> T5Config:
+    """The named config with the memory flags applied (``ValueError`` names a bad one)."""
+    from lshsim._validate import check_int
+    from lshsim.t5.configs import get_config
+
+    cfg = get_config(args.config)
+    if args.buckets is not None:
+        check_int("buckets", args.buckets, 1)
+    if args.extra is not None:
+        check_int("extra (e)", args.extra, 1)
+    changes = {
+        field: getattr(args, flag)
+        for flag, field in _MEMORY_FIELDS.items()
+        if getattr(args, flag, None) is not None
+    }
+    if getattr(args, "dtype", None):
+        changes["dtype"] = args.dtype
+    return cfg.replace(**changes) if changes else cfg
 
 
 def add_parsers(sub) -> None:
-    """Add ``params``, ``train`` and ``eval`` to the CLI's subparsers."""
+    """Add ``params``, ``cost``, ``train`` and ``eval`` to the CLI's subparsers."""
     par = sub.add_parser(
         "params",
         help="count a model config's embedding and non-embedding parameters",
         description="Count parameters with jax.eval_shape (nothing is allocated). Embedding "
         "parameters are the input table shared by encoder and decoder plus the untied output "
-        "projection, as in the paper's Table 3.",
+        "projection, as in the paper's Table 3; partial experts are counted apart.",
+        epilog=_MEMORY_HELP + "\nexamples:\n  lshsim params --config small --memory altup --K 2   "
+        "# Table 3's S + AltUp row\n",
+        formatter_class=argparse.RawTextHelpFormatter,
     )
     par.add_argument("--config", required=True, metavar="C", help=_CONFIG_HELP)
+    _add_memory_args(par)
     par.add_argument("--json", action="store_true", help="print one JSON object")
     par.set_defaults(func=_params)
+
+    co = sub.add_parser(
+        "cost",
+        help="FLOPs per token from XLA's cost analysis (forward and training)",
+        description="Compile the model for the local backend on abstract inputs (nothing is "
+        "allocated) and report XLA's FLOPs per token (encoder plus decoder tokens) of the "
+        "forward pass and of the loss gradient, at the config's input length and the targets "
+        "length span corruption gives it. --compare prices the paper's variants against the "
+        "baseline: AltUp K=2 and 4 (wide, and collapsed), SameUp, Sum, each lookup, and plain "
+        "transformers of width 2d and 4d.",
+        epilog=_MEMORY_HELP,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    co.add_argument("--config", required=True, metavar="C", help=_CONFIG_HELP)
+    _add_memory_args(co)
+    co.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (config)")
+    co.add_argument("--target-length", type=int, metavar="T", help="decoder tokens (spans)")
+    co.add_argument("--compare", action="store_true", help="price the paper's variants of --config")
+    co.add_argument("--json", action="store_true", help="print one JSON object")
+    co.set_defaults(func=_cost)
 
     tr = sub.add_parser(
         "train",
@@ -47,6 +178,7 @@ def add_parsers(sub) -> None:
         formatter_class=argparse.RawTextHelpFormatter,
     )
     tr.add_argument("--config", required=True, metavar="C", help=_CONFIG_HELP)
+    _add_memory_args(tr)
     tr.add_argument("--steps", required=True, type=int, metavar="N", help="total training steps")
     tr.add_argument("--out", required=True, metavar="DIR", help="run directory")
     tr.add_argument(
@@ -91,20 +223,41 @@ def add_parsers(sub) -> None:
     ev.set_defaults(func=_eval)
 
 
+def _memory_summary(cfg: T5Config) -> dict:
+    """The config's memory and lookup fields that differ from the plain model."""
+    defaults = {f.name: f.default for f in dataclasses.fields(T5Config)}
+    fields = _MEMORY_FIELDS.values()
+    return {f: getattr(cfg, f) for f in fields if getattr(cfg, f) != defaults[f]}
+
+
+def _table3_reference(cfg: T5Config) -> tuple[float, float] | None:
+    """Table 3's (embedding, non-embedding) row for this config, if it has one."""
+    plain = CONFIGS.get(cfg.name)
+    if plain is None or cfg.lookup != "none":
+        return None
+    if cfg == plain:
+        return TABLE3.get(cfg.name)
+    if cfg == plain.replace(memory="altup", memory_k=2):
+        return TABLE3_ALTUP.get(cfg.name)
+    return None
+
+
 def _params(args) -> int:
-    from lshsim.t5.configs import get_config
     from lshsim.t5.params import count_params
 
-    cfg = get_config(args.config)
+    cfg = config_from_args(args)
     counts = count_params(cfg)
-    row = {"config": cfg.name, **counts}
-    if cfg.name in TABLE3:
-        row["table3_embedding"], row["table3_non_embedding"] = TABLE3[cfg.name]
+    row = {"config": cfg.name, **_memory_summary(cfg), **counts}
+    ref = _table3_reference(cfg)
+    if ref is not None:
+        row["table3_embedding"], row["table3_non_embedding"] = ref
     if args.json:
         print(json.dumps(row))
         return 0
     print(f"config         {cfg.name}")
-    for k in ("embedding", "non_embedding", "total"):
+    for k, v in _memory_summary(cfg).items():
+        print(f"{k:<14s} {v}")
+    for k in ("embedding", "non_embedding", "expert", "total"):
         extra = ""
         if f"table3_{k}" in row:
             ref = row[f"table3_{k}"]
@@ -113,13 +266,45 @@ def _params(args) -> int:
     return 0
 
 
+def _cost(args) -> int:
+    from lshsim.t5.cost import comparison, flops_per_token
+
+    cfg = config_from_args(args)
+    kw = {"input_length": args.input_length, "target_length": args.target_length}
+    if args.compare:
+        if cfg.memory != "none" or cfg.lookup != "none":
+            raise ValueError("compare: give a plain --config (the variants add the memory)")
+        rows = comparison(cfg, **kw)
+        if args.json:
+            print(json.dumps({"config": cfg.name, "rows": rows}))
+            return 0
+        print(
+            f"{cfg.name}: XLA FLOPs per token (input {rows[0]['input_length']}, "
+            f"targets {rows[0]['target_length']})"
+        )
+        print(f"{'variant':<30s} {'forward':>11s} {'ratio':>7s} {'train':>11s} {'ratio':>7s}")
+        for r in rows:
+            print(
+                f"{r['name']:<30s} {r['flops_per_token']:11.4g} {r['ratio']:7.3f} "
+                f"{r['train_flops_per_token']:11.4g} {r['train_ratio']:7.3f}"
+            )
+        return 0
+    row = {"config": cfg.name, **_memory_summary(cfg), **flops_per_token(cfg, **kw)}
+    if args.json:
+        print(json.dumps(row))
+        return 0
+    print(
+        f"{cfg.name}: {row['flops_per_token']:.4g} FLOPs per token forward, "
+        f"{row['train_flops_per_token']:.4g} training (input {row['input_length']}, "
+        f"targets {row['target_length']})"
+    )
+    return 0
+
+
 def _train(args) -> int:
-    from lshsim.t5.configs import get_config
     from lshsim.t5.run import train
 
-    config = get_config(args.config)
-    if args.dtype:
-        config = config.replace(dtype=args.dtype)
+    config = config_from_args(args)
     summary = train(
         config,
         args.out,
