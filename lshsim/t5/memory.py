@@ -204,15 +204,23 @@ class AltUpCoefficients(nn.Module):
         return p, g
 
 
-def predict_compute_correct(x, layer_fn, p, g, block: int):
-    """Algorithm 2 on ``x [K, ..., d]``: predict with ``p``, compute ``block``, correct with ``g``.
+def predict_compute_correct(x, layer_fn, p, g, block: int) -> list:
+    """Algorithm 2 on ``K`` blocks ``x`` (a sequence of ``[..., d]`` arrays, or ``[K, ..., d]``).
 
-    Returns ``x_hat + g (L(x^{block}) - x_hat^{block})`` with ``x_hat^i = sum_j p_ij x^j``.
+    Returns the list of ``x_hat^i + g_i (L(x^{block}) - x_hat^{block})`` with
+    ``x_hat^i = sum_j p_ij x^j``. The blocks stay separate arrays: XLA then fuses each
+    block's predict and correct into one elementwise loop and the backward pass needs no
+    slicing of a stacked array.
     """
-    x_hat = jnp.einsum("ij,j...->i...", p.astype(x.dtype), x)
-    delta = layer_fn(x[block]) - x_hat[block]
-    g = g.astype(x.dtype).reshape((-1,) + (1,) * (x.ndim - 1))
-    return x_hat + g * delta[None]
+    k = len(x)
+    p = p.astype(x[0].dtype)
+    g = g.astype(x[0].dtype)
+
+    def predict(i):
+        return sum(p[i, j] * x[j] for j in range(k))
+
+    delta = layer_fn(x[block]) - predict(block)
+    return [predict(i) + g[i] * delta for i in range(k)]
 
 
 def compute_block(config: T5Config, layer: int) -> int:
@@ -238,18 +246,16 @@ class MemoryProjection(nn.Module):
         return jnp.einsum("...ks,ksd->k...d", parts, kernel)
 
 
-def embed_blocks(config: T5Config, embedded, projection: nn.Module | None):
-    """Split a ``[..., embed_width]`` embedding into ``K`` blocks ``[K, ..., d]``."""
+def embed_blocks(config: T5Config, embedded, projection: nn.Module | None) -> list:
+    """Split a ``[..., embed_width]`` embedding into a list of ``K`` blocks ``[..., d]``."""
     d, k = config.d_model, config.memory_k
     if projection is None:
-        parts = embedded.reshape((*embedded.shape[:-1], k, d))
-        return jnp.moveaxis(parts, -2, 0)
-    rest = projection(embedded[..., d:])
-    return jnp.concatenate([embedded[None, ..., :d], rest], axis=0)
+        return [embedded[..., j * d : (j + 1) * d] for j in range(k)]
+    return [embedded[..., :d], *projection(embedded[..., d:])]
 
 
 def collapse(x, mode: str):
-    """``[K, ..., d]`` -> ``[..., K d]`` (``wide``: blocks concatenated) or ``[..., d]`` (sum)."""
+    """``K`` blocks -> ``[..., K d]`` (``wide``: concatenated) or ``[..., d]`` (``sum``)."""
     if mode == "sum":
-        return jnp.sum(x, axis=0)
+        return sum(x[1:], x[0])
     return jnp.concatenate(list(x), axis=-1)

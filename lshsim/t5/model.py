@@ -241,15 +241,17 @@ def _run_layers(module: nn.Module, x, make_layer, count: int, deterministic: boo
     """Apply ``count`` layers to the embedded ``x``; returns the stack's output before its norm.
 
     Plain and ``sum`` models run each layer on ``x``. ``sameup``/``altup`` models carry ``K``
-    blocks ``[K, B, L, d]`` through Algorithm 2 and leave them collapsed as the config says
+    blocks (a list of ``[B, L, d]``) through Algorithm 2 and leave them collapsed as the config says
     (``memory_cross`` for the encoder, ``memory_output`` for the decoder).
     """
     cfg = module.config
-    x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
+    drop = nn.Dropout(cfg.dropout_rate)
     if not cfg.widened:
+        x = drop(x, deterministic=deterministic)
         for i in range(count):
             x = make_layer(i)(x)
         return x
+    x = [drop(block, deterministic=deterministic) for block in x]
     for i in range(count):
         p, g = memory.AltUpCoefficients(cfg.memory_k, name=f"altup_{i}")()
         x = memory.predict_compute_correct(x, make_layer(i), p, g, memory.compute_block(cfg, i))
@@ -273,7 +275,7 @@ def _mask_bias(mask: jax.Array) -> jax.Array:
 
 
 class TokenEmbedding(nn.Module):
-    """Token ids -> the bottom representation: ``[B, L, d]``, or ``[K, B, L, d]`` when widened.
+    """Token ids -> the bottom representation: ``[B, L, d]``, or K blocks of it when widened.
 
     ``sum`` memory adds the ``K`` blocks of the wide embedding (``memory_extra`` projected
     first when set); ``sameup``/``altup`` keep them apart for Algorithm 2.
@@ -290,7 +292,7 @@ class TokenEmbedding(nn.Module):
         if cfg.memory == "none":
             return x
         blocks = memory.embed_blocks(cfg, x, self.projection)
-        return blocks if cfg.widened else jnp.sum(blocks, axis=0)
+        return blocks if cfg.widened else memory.collapse(blocks, "sum")
 
 
 class Encoder(nn.Module):
