@@ -1,7 +1,8 @@
 """Figures of the memory studies (``experiments/memory_studies.py``): data in, Figure out.
 
-Each study compares model variants trained with a few seeds. A figure has two panels, held-out
-span accuracy (the paper's "pretrain accuracy") and held-out cross-entropy, and shows for
+Each study compares model variants trained with a few seeds. A figure has one panel per metric
+(by default held-out span accuracy, the paper's "pretrain accuracy", and held-out
+cross-entropy; :data:`CONTENT_ACCURACY` is an optional third) and shows for
 every variant its per-seed values (small open markers), their mean (a filled marker) and a
 95% Student-t interval of the mean. The baseline's mean is drawn across each panel as a dashed
 reference line, its interval as a grey band.
@@ -31,13 +32,15 @@ from matplotlib.figure import Figure
 
 from lshsim.plots import CATEGORY_COLORS
 
-__all__ = ["METRICS", "plot_groups", "plot_sweep", "t_interval"]
+__all__ = ["CONTENT_ACCURACY", "METRICS", "plot_groups", "plot_sweep", "t_interval"]
 
-#: Panels of every figure: (key of the per-seed values, axis label).
+#: Default panels of a figure: (key of the per-seed values, axis label).
 METRICS = (
     ("accuracy", "held-out span accuracy"),
     ("loss", "held-out cross-entropy (nats/token)"),
 )
+#: An optional panel: accuracy on the span-content tokens only (no sentinels, no EOS).
+CONTENT_ACCURACY = ("content_accuracy", "span-content accuracy\n(no sentinels, EOS)")
 
 
 def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
@@ -103,18 +106,20 @@ def plot_groups(
     *,
     title: str = "",
     baseline: str | None = "Baseline",
+    metrics: Sequence[tuple[str, str]] = METRICS,
 ) -> Figure:
     """One column per variant: per-seed values, mean and 95% t-interval, baseline reference.
 
     Args:
         groups: in column order, mappings with ``label`` (the column's name), optional
             ``series`` (variants of one series share a colour and a legend entry), and one
-            list of per-seed values per metric of :data:`METRICS` (``accuracy``, ``loss``).
+            list of per-seed values per metric (``accuracy``, ``loss``).
         title: the figure's title.
         baseline: the label of the group drawn as the reference line (None: none).
+        metrics: the panels, top to bottom: (key, axis label) pairs.
 
     Returns:
-        A two-panel figure (accuracy, loss) with one x tick per group.
+        A figure with one panel per metric and one x tick per group.
 
     Raises:
         KeyError: if a group lacks ``label`` or a metric.
@@ -127,9 +132,9 @@ def plot_groups(
     colors = {s: CATEGORY_COLORS[i % len(CATEGORY_COLORS)] for i, s in enumerate(series)}
     base = next((g for g in groups if g["label"] == baseline), None) if baseline else None
     width = max(6.0, 0.55 * len(groups) + 2.5)
-    fig = Figure(figsize=(width, 7.0), layout="constrained")
-    axes = fig.subplots(len(METRICS), 1, sharex=True)
-    for ax, (key, ylabel) in zip(axes, METRICS):
+    fig = Figure(figsize=(width, 1.2 + 2.9 * len(metrics)), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(len(metrics), 1, sharex=True))
+    for ax, (key, ylabel) in zip(axes, metrics, strict=True):
         if base is not None:
             _baseline_band(ax, _values(base, key, "plot_groups"))
         seen: set[str] = set()
@@ -162,6 +167,7 @@ def plot_sweep(
     *,
     baseline: Mapping[str, Any] | None = None,
     title: str = "",
+    metrics: Sequence[tuple[str, str]] = METRICS,
 ) -> Figure:
     """Figure 2's layout: rank on the x axis, one line per bucket count.
 
@@ -171,9 +177,10 @@ def plot_sweep(
         baseline: per-seed ``accuracy`` and ``loss`` of the model without lookup, drawn as the
             reference line (None: none).
         title: the figure's title.
+        metrics: the panels, top to bottom: (key, axis label) pairs.
 
     Returns:
-        A two-panel figure (accuracy, loss); ranks are evenly spaced categories, and each
+        A figure with one panel per metric; ranks are evenly spaced categories, and each
         bucket count is one line (a legend entry) through its cells' means.
 
     Raises:
@@ -187,9 +194,10 @@ def plot_sweep(
     xpos = {r: i for i, r in enumerate(ranks)}
     dodge = 0.08 if len(buckets) > 1 else 0.0
     shift = {b: (j - (len(buckets) - 1) / 2) * dodge for j, b in enumerate(buckets)}
-    fig = Figure(figsize=(max(6.0, 1.3 * len(ranks) + 3.0), 7.0), layout="constrained")
-    axes = fig.subplots(len(METRICS), 1, sharex=True)
-    for ax, (key, ylabel) in zip(axes, METRICS):
+    width = max(6.0, 1.3 * len(ranks) + 3.0)
+    fig = Figure(figsize=(width, 1.2 + 2.9 * len(metrics)), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(len(metrics), 1, sharex=True))
+    for ax, (key, ylabel) in zip(axes, metrics, strict=True):
         if baseline is not None:
             _baseline_band(ax, _values(baseline, key, "plot_sweep"))
         for j, b in enumerate(buckets):
