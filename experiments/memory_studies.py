@@ -21,11 +21,13 @@ Studies (:data:`STUDIES`; each has a ``smoke`` size that runs on 2 CPU cores and
 Every run is keyed by a hash of its full config, its training options and its seed; the JSON
 (``--json``) holds one row per key, so runs that several studies share (the baseline is in
 all four) are trained once, and a rerun skips finished runs (a killed run's directory is
-resumed from its last checkpoint). The JSON is rewritten atomically after every run.
+resumed from its last checkpoint). The JSON is rewritten atomically after every run; its
+reading and writing, the summaries and the figures are in ``memory_report.py`` (same folder).
 
 Metrics: train's own final evaluation (4 held-out batches, ``final_eval``) and a larger one
-of the same held-out split after training (``heldout``: ``eval_examples`` examples; its first
-``4 * batch`` examples are exactly train's), which the figures and summaries use. The held-out
+of the same held-out split after training (``heldout``: ``eval_examples`` examples, by
+``lshsim.t5.run.evaluate_run``, i.e. ``lshsim eval --examples``; its first ``4 * batch``
+examples are exactly train's), which the figures and summaries use. The held-out
 split, the tokenizer and the initialisation all depend on the seed, so comparisons are paired
 by seed (``diff_vs_baseline`` in the summary).
 
@@ -54,14 +56,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lshsim._io import write_atomic
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from memory_report import finite, format_summary, load_doc, save_doc, write_figures
+
 from lshsim.t5.configs import T5Config, get_config
 
 REPO = Path(__file__).resolve().parents[1]
 #: Where results go unless ``--json`` says otherwise.
 DEFAULT_JSON = REPO / "figures" / "memory_studies.json"
-#: Version tag of the JSON layout.
-FORMAT = "lshsim-memory-studies-1"
 #: Steps and warmup of every smoke run (calibrated: ~25 min for all four studies x 3 seeds).
 SMOKE_STEPS = 200
 SMOKE_WARMUP = 100
@@ -360,98 +363,16 @@ def unique_runs(specs: Sequence[RunSpec]) -> list[RunSpec]:
 
 
 def heldout_eval(run_dir: Path, examples: int, batch_size: int) -> dict[str, Any]:
-    """Held-out loss and span accuracy of a finished run on ``examples`` held-out examples.
+    """A row's ``heldout``: :func:`lshsim.t5.run.evaluate_run` on ``examples`` examples.
 
-    The held-out split, tokenizer and span masks are those of ``lshsim.t5.run.train``: example
-    ``k`` is chunk ``k mod num_chunks`` of the split with the mask of index ``k``, so the first
-    ``4 * batch`` examples are exactly train's ``final_eval`` (beyond ``num_chunks`` the text
-    repeats with fresh masks).
-
-    Returns:
-        ``loss`` (cross-entropy per target token, no z-loss) and ``accuracy`` over all target
-        tokens, as train's evaluation computes them; ``content_loss`` and
-        ``content_accuracy`` over the span-content tokens only (sentinels and EOS left out:
-        early in training these are most of what a model gets right, about 4 of 14 target
-        tokens at input length 64); token counts, ``examples`` and ``held_out_chunks``.
+    Its first ``4 * batch`` examples are train's ``final_eval``; besides ``loss`` and
+    ``accuracy`` it has the span-content ``content_loss`` and ``content_accuracy`` (sentinels
+    and EOS left out), token counts, ``examples`` and ``held_out_chunks``.
     """
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
+    from lshsim.t5.run import evaluate_run
 
-    from lshsim.t5 import checkpoint as ckpt
-    from lshsim.t5.corpus import load_corpus, split_documents
-    from lshsim.t5.model import T5
-    from lshsim.t5.spans import build_dataset
-    from lshsim.t5.tokenizer import Tokenizer
-    from lshsim.t5.train import abstract_state, make_optimizer
-
-    config, opts = ckpt.read_run(run_dir)
-    _, eval_docs = split_documents(
-        load_corpus(opts["corpus"]), opts["eval_fraction"], seed=opts["seed"]
-    )
-    tok = Tokenizer.load(run_dir / ckpt.TOKENIZER_FILE)
-    ds = build_dataset(
-        eval_docs,
-        tok,
-        seed=opts["seed"] + 1,
-        input_length=opts["input_length"],
-        target_length=opts["target_length"],
-        noise_density=opts["noise_density"],
-        mean_span=opts["mean_span"],
-    )
-    batch_size = min(batch_size, examples)
-    batches = ds.eval_batches(batch_size, -(-examples // batch_size))
-    optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
-    with ckpt.manager(run_dir, read_only=True) as mngr:
-        state = ckpt.restore(mngr, abstract_state(config, optimizer))
-    model = T5(config)
-
-    @jax.jit
-    def per_token(params, batch):
-        logits = model.apply(
-            {"params": params},
-            batch["encoder_input_tokens"],
-            batch["decoder_input_tokens"],
-            batch["decoder_target_tokens"],
-            deterministic=True,
-        )
-        targets = batch["decoder_target_tokens"]
-        target_logit = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
-        ce = jax.nn.logsumexp(logits, axis=-1) - target_logit
-        return ce, jnp.argmax(logits, axis=-1) == targets
-
-    special = np.asarray([*tok.sentinel_ids, tok.eos_id])
-    sums = dict.fromkeys(("loss", "correct", "weight", "c_loss", "c_correct", "c_weight"), 0.0)
-    for batch in batches:
-        ce, correct = (np.asarray(a, np.float64) for a in per_token(state["params"], batch))
-        w = np.asarray(batch["decoder_loss_weights"], np.float64)
-        content = w * ~np.isin(batch["decoder_target_tokens"], special)
-        for prefix, mask in (("", w), ("c_", content)):
-            sums[prefix + "loss"] += float(np.sum(ce * mask))
-            sums[prefix + "correct"] += float(np.sum(correct * mask))
-            sums[prefix + "weight"] += float(np.sum(mask))
-    w, cw = max(sums["weight"], 1.0), max(sums["c_weight"], 1.0)
-    return {
-        "loss": sums["loss"] / w,
-        "accuracy": sums["correct"] / w,
-        "tokens": int(sums["weight"]),
-        "content_loss": sums["c_loss"] / cw,
-        "content_accuracy": sums["c_correct"] / cw,
-        "content_tokens": int(sums["c_weight"]),
-        "examples": len(batches) * batch_size,
-        "held_out_chunks": ds.num_chunks,
-    }
-
-
-def _finite(x: Any) -> Any:
-    """``x`` with NaN and infinities replaced by None (strict JSON)."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    return x
+    ev = evaluate_run(run_dir, examples=examples, batch_size=batch_size)
+    return {k: v for k, v in ev.items() if k not in ("config", "step")}
 
 
 def param_counts(config: T5Config) -> dict[str, Any]:
@@ -511,17 +432,7 @@ def train_one(spec: RunSpec, out: Path, progress: bool = False) -> dict[str, Any
         "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
-    return _finite(row)
-
-
-def load_doc(path: Path) -> dict[str, Any]:
-    """The results JSON at ``path``, or an empty document."""
-    if path.is_file():
-        doc = json.loads(path.read_text())
-        if doc.get("format") != FORMAT:
-            raise ValueError(f"json: {path} is not a memory-studies file (format {FORMAT})")
-        return doc
-    return {"format": FORMAT, "runs": {}, "studies": {}}
+    return finite(row)
 
 
 def study_entry(study: str, variant: str, specs: Sequence[RunSpec]) -> dict[str, Any]:
@@ -549,19 +460,6 @@ def study_entry(study: str, variant: str, specs: Sequence[RunSpec]) -> dict[str,
     }
 
 
-def save_doc(path: Path, doc: dict[str, Any]) -> None:
-    """Merge ``doc`` into the file at ``path`` (runs others finished are kept) and write it."""
-    if path.is_file():
-        disk = load_doc(path)
-        doc["runs"] = {**disk.get("runs", {}), **doc["runs"]}
-        for variant, studies in disk.get("studies", {}).items():
-            doc["studies"].setdefault(variant, {})
-            for name, entry in studies.items():
-                doc["studies"][variant].setdefault(name, entry)
-    doc["summary"] = {v: summarize(doc, v) for v in doc["studies"]}
-    write_atomic(path, json.dumps(_finite(doc), indent=1, sort_keys=True) + "\n")
-
-
 def execute(
     specs_by_study: dict[str, list[RunSpec]],
     variant: str,
@@ -580,12 +478,12 @@ def execute(
     # Seed-major order: a run cut short leaves every variant with the same seeds done.
     pending = sorted((s for s in todo if s.key not in doc["runs"]), key=lambda s: s.seed)
     log(f"{len(todo)} distinct runs, {len(todo) - len(pending)} already done, {len(pending)} to do")
-    save_doc(json_path, doc)
+    save_doc(json_path, doc, STUDIES)
     for i, spec in enumerate(pending, 1):
         t0 = time.perf_counter()
         row = train_one(spec, out, progress=progress)
         doc["runs"][spec.key] = row
-        save_doc(json_path, doc)
+        save_doc(json_path, doc, STUDIES)
         h = row["heldout"]
         log(
             f"[{i}/{len(pending)}] {spec.study}: {spec.variant.label} seed {spec.seed} "
@@ -604,189 +502,10 @@ def reeval(
         row = doc["runs"][key]
         opts = row["options"]
         batch = row.get("eval_batch") or opts["batch_size"]  # rows before eval_batch was kept
-        row["heldout"] = _finite(heldout_eval(Path(row["run_dir"]), opts["eval_examples"], batch))
-        save_doc(json_path, doc)
+        row["heldout"] = finite(heldout_eval(Path(row["run_dir"]), opts["eval_examples"], batch))
+        save_doc(json_path, doc, STUDIES)
         log(f"[{i}/{len(keys)}] re-evaluated {key}: {row['heldout']}")
     return doc
-
-
-# ------------------------------------------------------------------------------------ summaries
-
-
-#: Metrics of the summaries and figures (keys of a row's ``heldout``).
-METRICS = ("accuracy", "content_accuracy", "loss")
-
-
-def _metric(row: dict[str, Any], key: str) -> float:
-    ev = row.get("heldout") or row["final_eval"]
-    v = ev.get(key)
-    return math.nan if v is None else float(v)
-
-
-def summarize(doc: dict[str, Any], variant: str) -> dict[str, list[dict[str, Any]]]:
-    """Per study and variant: seeds, mean and 95% t-interval of held-out accuracy and loss.
-
-    Also the per-seed (paired) difference from the baseline, over the finished runs.
-    """
-    from lshsim.memory_plots import t_interval
-
-    out: dict[str, list[dict[str, Any]]] = {}
-    studies = doc["studies"].get(variant, {})
-    for name in sorted(studies, key=lambda n: list(STUDIES).index(n) if n in STUDIES else 99):
-        entry = studies[name]
-        rows = []
-        base = next((v for v in entry["variants"] if not v["changes"]), None)
-        base_by_seed = {}
-        if base is not None:
-            for k in base["keys"]:
-                if k in doc["runs"]:
-                    base_by_seed[doc["runs"][k]["seed"]] = doc["runs"][k]
-        for v in entry["variants"]:
-            runs = [doc["runs"][k] for k in v["keys"] if k in doc["runs"]]
-            item: dict[str, Any] = {"label": v["label"], "series": v["series"], "n": len(runs)}
-            for metric in METRICS:
-                m, lo, hi = t_interval([_metric(r, metric) for r in runs])
-                item[metric] = {"mean": m, "lo": lo, "hi": hi}
-                diffs = [
-                    _metric(r, metric) - _metric(base_by_seed[r["seed"]], metric)
-                    for r in runs
-                    if r["seed"] in base_by_seed
-                ]
-                if v is not base and diffs:
-                    dm, dlo, dhi = t_interval(diffs)
-                    item[f"{metric}_diff_vs_baseline"] = {"mean": dm, "lo": dlo, "hi": dhi}
-            if runs:
-                item["examples_per_second"] = sum(
-                    r["examples_per_second"] or math.nan for r in runs
-                ) / len(runs)
-                item["extra_params"] = runs[0]["extra_params"]["total"]
-                item["budget_units"] = runs[0]["budget_units"]
-            rows.append(item)
-        out[name] = rows
-    return out
-
-
-def _ci(d: dict[str, float], scale: float = 100.0, digits: int = 2) -> str:
-    if d["mean"] is None or not math.isfinite(d["mean"]):
-        return "-"
-    m = f"{scale * d['mean']:.{digits}f}"
-    if d["lo"] is None or not math.isfinite(d["lo"]):
-        return m
-    return f"{m} [{scale * d['lo']:.{digits}f}, {scale * d['hi']:.{digits}f}]"
-
-
-def _score(mean: float | None, sign: int) -> float:
-    """``sign * mean``, with a missing mean ranked last."""
-    return -math.inf if mean is None or not math.isfinite(mean) else sign * mean
-
-
-def _best_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """For series with several variants (lookup methods): the best one by each metric."""
-    by_series: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        if r["n"]:
-            by_series.setdefault(r["series"], []).append(r)
-    if all(len(v) < 2 for v in by_series.values()):
-        return []
-    lines = []
-    for metric, sign, fmt in (("accuracy", 1, "{:.2f}%"), ("loss", -1, "{:.3f}")):
-        scale = 100.0 if metric == "accuracy" else 1.0
-        picks = []
-        for series, items in by_series.items():
-            best = max(items, key=lambda r: _score(r[metric]["mean"], sign))
-            picks.append(f"{series}: {best['label']} {fmt.format(scale * best[metric]['mean'])}")
-        lines.append(f"Best per series by mean {metric}: " + "; ".join(picks))
-    return [*lines, ""]
-
-
-def format_summary(doc: dict[str, Any], variant: str) -> str:
-    """Markdown tables of :func:`summarize` (accuracies in %, 95% t-intervals in brackets).
-
-    "diff" columns are means of the per-seed differences from the baseline (paired by seed).
-    """
-    lines = []
-    for name, rows in summarize(doc, variant).items():
-        entry = doc["studies"][variant][name]
-        lines += [f"### {name}: {entry['title']}", f"Paper: {entry['paper']}", ""]
-        lines.append(
-            "| variant | seeds | accuracy % | diff (pp) | content acc % | diff (pp) | loss "
-            "| diff | extra params | ex/s |"
-        )
-        lines.append("|---|---|---|---|---|---|---|---|---|---|")
-        for r in rows:
-            cells = []
-            for metric, scale, digits in (
-                ("accuracy", 100.0, 2),
-                ("content_accuracy", 100.0, 2),
-                ("loss", 1.0, 3),
-            ):
-                diff = r.get(f"{metric}_diff_vs_baseline")
-                cells.append(_ci(r[metric], scale, digits))
-                cells.append(_ci(diff, scale, digits) if diff else "")
-            eps = r.get("examples_per_second")
-            eps_text = "-" if eps is None or not math.isfinite(eps) else f"{eps:.0f}"
-            lines.append(
-                f"| {r['label']} | {r['n']} | {' | '.join(cells)} | "
-                f"{r.get('extra_params', '-')} | {eps_text} |"
-            )
-        lines.append("")
-        lines += _best_lines(rows)
-    return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------------ plotting
-
-
-def figure_data(doc: dict[str, Any], variant: str, study: str) -> dict[str, Any]:
-    """Per-variant per-seed accuracy and loss of a study, as the plot functions take them."""
-    entry = doc["studies"][variant][study]
-    groups = []
-    for v in entry["variants"]:
-        runs = sorted(
-            (doc["runs"][k] for k in v["keys"] if k in doc["runs"]), key=lambda r: r["seed"]
-        )
-        groups.append(
-            {
-                "label": v["label"],
-                "series": v["series"],
-                "changes": v["changes"],
-                **{m: [_metric(r, m) for r in runs] for m in METRICS},
-            }
-        )
-    return {"title": entry["title"], "layout": entry["layout"], "groups": groups}
-
-
-def make_figure(data: dict[str, Any]):
-    """The study's figure (:mod:`lshsim.memory_plots`) from :func:`figure_data`."""
-    from lshsim import memory_plots
-
-    acc, loss = memory_plots.METRICS
-    groups = [g for g in data["groups"] if g["accuracy"]]
-    content = all(math.isfinite(v) for g in groups for v in g["content_accuracy"])
-    metrics = (acc, memory_plots.CONTENT_ACCURACY, loss) if content else (acc, loss)
-    if data["layout"] == "sweep":
-        base = next((g for g in groups if not g["changes"]), None)
-        cells = [
-            {**g, "rank": g["changes"]["expert_rank"], "buckets": g["changes"]["buckets"]}
-            for g in groups
-            if g["changes"]
-        ]
-        return memory_plots.plot_sweep(cells, baseline=base, title=data["title"], metrics=metrics)
-    return memory_plots.plot_groups(groups, title=data["title"], metrics=metrics)
-
-
-def write_figures(doc: dict[str, Any], variant: str, fig_dir: Path) -> list[Path]:
-    """Write ``memory_<study>.png``/``.svg`` (``_real`` suffix for the real variant)."""
-    from lshsim.plots import save_figure
-
-    written = []
-    for study in doc["studies"].get(variant, {}):
-        data = figure_data(doc, variant, study)
-        if not any(g["accuracy"] for g in data["groups"]):
-            continue
-        suffix = "" if variant == "smoke" else f"_{variant}"
-        written += save_figure(make_figure(data), fig_dir / f"memory_{study}{suffix}")
-    return written
 
 
 # ------------------------------------------------------------------------------------ CLI
@@ -859,7 +578,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     else:
         for path in write_figures(doc, args.variant, args.json.parent):
             print(f"wrote {path}")
-    print(format_summary(doc, args.variant))
+    print(format_summary(doc, args.variant, STUDIES))
     return doc
 
 

@@ -215,10 +215,18 @@ def add_parsers(sub) -> None:
         "eval",
         help="held-out loss and span accuracy of a training run's checkpoint",
         description="Evaluate a run's latest checkpoint (or --step) on its held-out batches: "
-        "cross-entropy per target token and span-target token accuracy.",
+        "cross-entropy per target token, span-target token accuracy, and the same over the "
+        "span contents only (sentinels and EOS left out).",
     )
     ev.add_argument("--checkpoint", required=True, metavar="DIR", help="a `lshsim train` --out")
     ev.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
+    ev.add_argument(
+        "--examples",
+        type=int,
+        metavar="N",
+        help="held-out examples to evaluate, in batches of the run's batch size (default: the "
+        "run's own 4 eval batches; the first 4 x batch examples are always those)",
+    )
     ev.add_argument("--json", action="store_true", help="print one JSON object")
     ev.set_defaults(func=_eval)
 
@@ -344,12 +352,14 @@ def _train(args) -> int:
 def _eval(args) -> int:
     from lshsim.t5.run import evaluate_run
 
-    res = evaluate_run(args.checkpoint, step=args.step)
+    res = evaluate_run(args.checkpoint, step=args.step, examples=args.examples)
     if args.json:
         print(json.dumps(res))
     else:
         print(
             f"{res['config']} step {res['step']}: held-out loss {res['loss']:.4f}, span "
-            f"accuracy {res['accuracy']:.4f} over {res['tokens']} target tokens"
+            f"accuracy {res['accuracy']:.4f} over {res['tokens']} target tokens; span-content "
+            f"loss {res['content_loss']:.4f}, accuracy {res['content_accuracy']:.4f} over "
+            f"{res['content_tokens']} tokens ({res['examples']} examples)"
         )
     return 0

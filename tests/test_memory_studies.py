@@ -18,6 +18,7 @@ pytest.importorskip("sentencepiece")
 
 from lshsim import memory_plots
 from lshsim.t5.configs import T5Config
+from lshsim.t5.run import evaluate_run
 from tests.t5.conftest import MICRO
 
 SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "memory_studies.py"
@@ -145,12 +146,20 @@ def test_micro_run_writes_rows_and_resumes(tmp_path, monkeypatch):
         k = row["config"]["memory_k"] if row["changes"] else 1
         assert row["extra_params"]["embedding"] == 2 * (k - 1) * d * v  # input + output tables
         assert row["params"]["total"] > 0 and row["budget_units"] == 0
-    # The first 4 batches of the larger held-out evaluation are train's final evaluation.
+    # The held-out evaluation is the library's (lshsim eval --examples), and its first 4
+    # batches are train's final evaluation, content accuracy included.
     first = saved["runs"][specs["table5"][0].key]
-    again = ms.heldout_eval(Path(first["run_dir"]), 4 * 2, 2)
-    assert again["loss"] == pytest.approx(first["final_eval"]["loss"], rel=1e-5)
-    assert again["accuracy"] == pytest.approx(first["final_eval"]["accuracy"], abs=1e-9)
-    assert again["tokens"] == first["final_eval"]["tokens"]
+    assert set(first["heldout"]) == {
+        *("loss", "accuracy", "tokens", "content_loss", "content_accuracy", "content_tokens"),
+        *("examples", "held_out_chunks"),
+    }
+    ev = evaluate_run(Path(first["run_dir"]), examples=10, batch_size=4)
+    assert {k: ev[k] for k in first["heldout"]} == first["heldout"]
+    again = evaluate_run(Path(first["run_dir"]), examples=4 * 2, batch_size=2)
+    for key in ("loss", "content_loss"):
+        assert again[key] == pytest.approx(first["final_eval"][key], rel=1e-6)
+    for key in ("accuracy", "tokens", "content_accuracy", "content_tokens"):
+        assert again[key] == first["final_eval"][key]
     summary = saved["summary"]["smoke"]["table5"]
     assert [r["label"] for r in summary] == ["Baseline", "AltUp K=2"]
     assert summary[1]["n"] == 1 and "accuracy_diff_vs_baseline" in summary[1]

@@ -21,16 +21,12 @@ from lshsim.t5.configs import T5Config, get_config
 EVAL_BATCHES = 4
 
 
-def _data(config: T5Config, opts: dict[str, Any], out: Path, *, reuse_tokenizer: bool):
-    """Tokenizer, training dataset and held-out batches of a run."""
-    from lshsim.t5.corpus import load_corpus, split_documents
-    from lshsim.t5.spans import build_dataset
+def _tokenizer(config: T5Config, opts: dict[str, Any], out: Path, train_docs, *, reuse: bool):
+    """The run's tokenizer: its saved one (``reuse``), ``opts["tokenizer"]``, or a trained one."""
     from lshsim.t5.tokenizer import Tokenizer, train_tokenizer
 
-    docs = load_corpus(opts["corpus"])
-    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
     tok_path = out / ckpt.TOKENIZER_FILE
-    if reuse_tokenizer and tok_path.is_file():
+    if reuse and tok_path.is_file():
         tok = Tokenizer.load(tok_path)
     elif opts.get("tokenizer"):
         tok = Tokenizer.load(opts["tokenizer"])
@@ -41,17 +37,54 @@ def _data(config: T5Config, opts: dict[str, Any], out: Path, *, reuse_tokenizer:
             f"tokenizer: {tok.vocab_size} ids do not fit config '{config.name}' "
             f"(vocab_size {config.vocab_size})"
         )
-    kw = {
+    return tok
+
+
+def _span_options(opts: dict[str, Any]) -> dict[str, Any]:
+    return {
         "input_length": opts["input_length"],
         "target_length": opts["target_length"],
         "noise_density": opts["noise_density"],
         "mean_span": opts["mean_span"],
     }
+
+
+def _data(config: T5Config, opts: dict[str, Any], out: Path, *, reuse_tokenizer: bool):
+    """Tokenizer, training dataset and held-out batches of a run."""
+    from lshsim.t5.corpus import load_corpus, split_documents
+    from lshsim.t5.spans import build_dataset
+
+    docs = load_corpus(opts["corpus"])
+    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
+    tok = _tokenizer(config, opts, out, train_docs, reuse=reuse_tokenizer)
+    kw = _span_options(opts)
     train_ds = build_dataset(train_docs, tok, seed=opts["seed"], **kw)
     kw["target_length"] = train_ds.target_length
     eval_ds = build_dataset(eval_docs, tok, seed=opts["seed"] + 1, **kw)
     eval_batches = eval_ds.eval_batches(opts["batch_size"], opts["eval_batches"])
     return tok, train_ds, eval_batches
+
+
+def _held_out(config: T5Config, opts: dict[str, Any], out: Path):
+    """Tokenizer and held-out dataset of a recorded run, as :func:`_data` builds them.
+
+    The training set is built only for a run whose ``target_length`` was not recorded.
+    """
+    from lshsim.t5.corpus import load_corpus, split_documents
+    from lshsim.t5.spans import build_dataset
+
+    docs = load_corpus(opts["corpus"])
+    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
+    tok = _tokenizer(config, opts, out, train_docs, reuse=True)
+    kw = _span_options(opts)
+    if kw["target_length"] is None:
+        kw["target_length"] = build_dataset(train_docs, tok, seed=opts["seed"], **kw).target_length
+    return tok, build_dataset(eval_docs, tok, seed=opts["seed"] + 1, **kw)
+
+
+def _special_ids(tok) -> tuple[int, ...]:
+    """Ids left out of the content accuracy: the tokenizer's sentinels and EOS."""
+    return (*tok.sentinel_ids, tok.eos_id)
 
 
 def _options(config: T5Config, **given: Any) -> dict[str, Any]:
@@ -151,7 +184,9 @@ def train(
 
     Returns:
         dict with ``step``, ``initial_eval``, ``final_eval``, ``train_loss``, ``out``,
-        ``examples_per_second`` (after the first, compiling, step).
+        ``examples_per_second`` (after the first, compiling, step). The evaluations hold
+        ``loss``, ``accuracy``, ``tokens`` and the span-content ``content_loss``,
+        ``content_accuracy``, ``content_tokens`` (see :func:`evaluate_run`).
 
     Raises:
         ValueError: bad options, a missing or empty corpus, lengths too short for span
@@ -240,7 +275,7 @@ def train(
             out_shardings=(repl, repl),
             donate_argnums=0,
         )
-        eval_fn = jax.jit(make_eval_step(config))
+        eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
         eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
         eval_every = eval_every or max(1, steps // 4)
         checkpoint_every = checkpoint_every or max(1, steps // 4)
@@ -318,21 +353,61 @@ def train(
         }
 
 
-def evaluate_run(checkpoint: str | Path, *, step: int | None = None) -> dict[str, Any]:
+def evaluate_run(
+    checkpoint: str | Path,
+    *,
+    step: int | None = None,
+    examples: int | None = None,
+    batch_size: int | None = None,
+) -> dict[str, Any]:
     """Held-out loss and span accuracy of a run's checkpoint (default: the latest).
 
+    Args:
+        checkpoint: a run directory of :func:`train`.
+        step: the checkpoint step (default: the latest).
+        examples: held-out examples to evaluate, rounded up to whole batches. ``None``: the
+            run's own evaluation (``eval_batches`` batches of its batch size, what ``train``
+            records as ``final_eval``). Example ``k`` is chunk ``k mod held_out_chunks`` of the
+            held-out split with span mask ``k``, so the first ``4 * batch`` examples are the
+            run's own evaluation (past ``held_out_chunks`` the text repeats with new masks).
+        batch_size: examples per evaluation batch (default: the run's batch size; at most
+            ``examples``). Only the batching changes, not the examples.
+
+    Returns:
+        ``config``, ``step``; ``loss`` (cross-entropy per target token, no z-loss),
+        ``accuracy`` and ``tokens`` over all target tokens (spans, sentinels, EOS);
+        ``content_loss``, ``content_accuracy`` and ``content_tokens`` over the span contents
+        only (sentinels and EOS left out: early in training they are most of what a model
+        gets right); ``examples`` and ``held_out_chunks`` (distinct held-out chunks).
+
     Raises:
-        ValueError: if ``checkpoint`` is not a run directory or has no checkpoint.
+        ValueError: if ``checkpoint`` is not a run directory or has no checkpoint, or
+            ``examples`` or ``batch_size`` is not an integer >= 1.
     """
     import jax
 
     from lshsim.t5.train import abstract_state, evaluate, make_eval_step, make_optimizer
 
+    if examples is not None:
+        examples = check_int("examples", examples, 1)
+    if batch_size is not None:
+        batch_size = check_int("batch_size", batch_size, 1)
     out = Path(checkpoint)
     config, opts = ckpt.read_run(out)
+    if examples is None:
+        examples = opts["eval_batches"] * opts["batch_size"]
+    batch = min(batch_size or opts["batch_size"], examples)
     optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
     with ckpt.manager(out, read_only=True) as mngr:
         state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
-    _, _, eval_batches = _data(config, opts, out, reuse_tokenizer=True)
-    ev = evaluate(jax.jit(make_eval_step(config)), state["params"], eval_batches)
-    return {"config": config.name, "step": int(state["step"]), **ev}
+    tok, ds = _held_out(config, opts, out)
+    batches = ds.eval_batches(batch, -(-examples // batch))
+    eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
+    ev = evaluate(eval_fn, state["params"], batches)
+    return {
+        "config": config.name,
+        "step": int(state["step"]),
+        **ev,
+        "examples": len(batches) * batch,
+        "held_out_chunks": ds.num_chunks,
+    }

@@ -20,11 +20,12 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from lshsim.t5.configs import T5Config
@@ -58,7 +59,11 @@ def make_optimizer(
 
 
 def cross_entropy(
-    logits: jax.Array, targets: jax.Array, weights: jax.Array, z_loss: float
+    logits: jax.Array,
+    targets: jax.Array,
+    weights: jax.Array,
+    z_loss: float,
+    special_ids: Sequence[int] | None = None,
 ) -> dict[str, jax.Array]:
     """Weighted sums over target tokens: cross-entropy, z-loss, correct tokens, weight.
 
@@ -67,20 +72,31 @@ def cross_entropy(
         targets: ``[B, T]`` int token ids.
         weights: ``[B, T]`` float loss weights (0 on padding).
         z_loss: coefficient of ``logsumexp(logits)^2``.
+        special_ids: token ids left out of the "content" sums (sentinels and EOS); ``None``:
+            no content sums.
 
     Returns:
-        dict of scalar sums ``loss``, ``z_loss``, ``correct``, ``weight``.
+        dict of scalar sums ``loss``, ``z_loss``, ``correct``, ``weight``; with
+        ``special_ids`` also ``content_loss``, ``content_correct``, ``content_weight``: the
+        same sums over the target tokens that are not special (the span contents).
     """
     lse = jax.nn.logsumexp(logits, axis=-1)
     target_logit = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
     ce = lse - target_logit
     correct = (jnp.argmax(logits, axis=-1) == targets).astype(jnp.float32)
-    return {
+    sums = {
         "loss": jnp.sum(ce * weights),
         "z_loss": jnp.sum(z_loss * lse**2 * weights),
         "correct": jnp.sum(correct * weights),
         "weight": jnp.sum(weights),
     }
+    if special_ids is not None:
+        special = jnp.asarray(np.asarray(special_ids, np.int32).reshape(-1))
+        content = weights * ~jnp.isin(targets, special)
+        sums["content_loss"] = jnp.sum(ce * content)
+        sums["content_correct"] = jnp.sum(correct * content)
+        sums["content_weight"] = jnp.sum(content)
+    return sums
 
 
 def has_aux_losses(config: T5Config) -> bool:
@@ -95,8 +111,11 @@ def is_deterministic(config: T5Config) -> bool:
     return config.dropout_rate == 0.0 and not jitter
 
 
-def _forward_sums(model: T5, params, batch, dropout_key, deterministic: bool):
-    """Cross-entropy sums; ``aux`` (router losses, summed over layers) when the config has them."""
+def _forward_sums(model: T5, params, batch, dropout_key, deterministic: bool, special_ids=None):
+    """Cross-entropy sums; ``aux`` (router losses, summed over layers) when the config has them.
+
+    ``special_ids``: see :func:`cross_entropy` (content sums for evaluation).
+    """
     out = model.apply(
         {"params": params},
         batch["encoder_input_tokens"],
@@ -112,6 +131,7 @@ def _forward_sums(model: T5, params, batch, dropout_key, deterministic: bool):
         batch["decoder_target_tokens"],
         batch["decoder_loss_weights"].astype(jnp.float32),
         model.config.z_loss,
+        special_ids,
     )
     sums["aux"] = sum(jnp.sum(v) for v in jax.tree_util.tree_leaves(aux)) + jnp.float32(0)
     return sums
@@ -172,29 +192,49 @@ def make_train_step(
     return step_fn
 
 
-def make_eval_step(config: T5Config) -> Callable[[Any, dict], dict]:
-    """``(params, batch) -> sums`` (``loss``, ``z_loss``, ``correct``, ``weight``), no dropout."""
+def make_eval_step(
+    config: T5Config, special_ids: Sequence[int] | None = None
+) -> Callable[[Any, dict], dict]:
+    """``(params, batch) -> sums`` (``loss``, ``z_loss``, ``correct``, ``weight``), no dropout.
+
+    With ``special_ids`` (the tokenizer's sentinels and EOS) the sums also hold
+    ``content_loss``, ``content_correct`` and ``content_weight`` (see :func:`cross_entropy`).
+    """
     model = T5(config)
+    special = None if special_ids is None else tuple(int(i) for i in special_ids)
 
     def eval_fn(params, batch):
-        return _forward_sums(model, params, batch, None, True)
+        return _forward_sums(model, params, batch, None, True, special)
 
     return eval_fn
 
 
-def evaluate(eval_step: Callable, params, batches: list[dict]) -> dict[str, float]:
-    """Held-out ``loss`` (cross-entropy per target token), ``accuracy`` and ``tokens``."""
+#: Sums that :func:`evaluate` accumulates over batches (the content ones when present).
+_EVAL_SUMS = ("loss", "correct", "weight", "content_loss", "content_correct", "content_weight")
+
+
+def evaluate(eval_step: Callable, params, batches: list[dict]) -> dict[str, Any]:
+    """Held-out ``loss`` (cross-entropy per target token), ``accuracy`` and ``tokens``.
+
+    When ``eval_step`` returns content sums (:func:`make_eval_step` with ``special_ids``), also
+    ``content_loss``, ``content_accuracy`` and ``content_tokens``: the same over the span
+    contents (target tokens that are not sentinels or EOS).
+    """
     totals = {"loss": 0.0, "correct": 0.0, "weight": 0.0}
     for batch in batches:
         sums = jax.device_get(eval_step(params, batch))
-        for k in totals:
-            totals[k] += float(sums[k])
-    w = max(totals["weight"], 1.0)
-    return {
-        "loss": totals["loss"] / w,
-        "accuracy": totals["correct"] / w,
-        "tokens": int(totals["weight"]),
-    }
+        for k in _EVAL_SUMS:
+            if k in sums:
+                totals[k] = totals.get(k, 0.0) + float(sums[k])
+    out: dict[str, Any] = {}
+    for prefix in ("", "content_"):
+        if prefix + "weight" not in totals:
+            continue
+        w = max(totals[prefix + "weight"], 1.0)
+        out[prefix + "loss"] = totals[prefix + "loss"] / w
+        out[prefix + "accuracy"] = totals[prefix + "correct"] / w
+        out[prefix + "tokens"] = int(totals[prefix + "weight"])
+    return out
 
 
 def learning_rate(step: int, base: float, warmup: int) -> float:

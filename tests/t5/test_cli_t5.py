@@ -92,6 +92,7 @@ def test_params_table(capsys):
             "input_length",
         ),
         (["eval", "--checkpoint", "{tmp}"], "is not a training run directory"),
+        (["eval", "--checkpoint", "{tmp}", "--examples", "0"], "examples must be an integer >= 1"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(capsys, tmp_path, small_corpus, argv, message):
