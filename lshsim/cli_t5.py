@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import textwrap
 
 from lshsim.t5.configs import (
     COLLAPSES,
@@ -47,6 +48,14 @@ examples:
 """
     + _MEMORY_HELP
 )
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description and epilog as written (wrapped by :func:`_wrap`); wraps help."""
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, 88)
 
 
 #: AltUp rows of Table 3: (embedding, non-embedding) with K=2.
@@ -136,12 +145,14 @@ def add_parsers(sub) -> None:
     par = sub.add_parser(
         "params",
         help="count a model config's embedding and non-embedding parameters",
-        description="Count parameters with jax.eval_shape (nothing is allocated). Embedding "
-        "parameters are the input table shared by encoder and decoder plus the untied output "
-        "projection, as in the paper's Table 3; partial experts are counted apart.",
+        description=_wrap(
+            "Count parameters with jax.eval_shape (nothing is allocated). Embedding "
+            "parameters are the input table shared by encoder and decoder plus the untied output "
+            "projection, as in the paper's Table 3; partial experts are counted apart."
+        ),
         epilog=_MEMORY_HELP + "\nexamples:\n  lshsim params --config small --memory altup --K 2   "
         "# Table 3's S + AltUp row\n",
-        formatter_class=argparse.RawTextHelpFormatter,
+        formatter_class=_Formatter,
     )
     par.add_argument("--config", required=True, metavar="C", help=_CONFIG_HELP)
     _add_memory_args(par)
@@ -151,14 +162,16 @@ def add_parsers(sub) -> None:
     co = sub.add_parser(
         "cost",
         help="FLOPs per token from XLA's cost analysis (forward and training)",
-        description="Compile the model for the local backend on abstract inputs (nothing is "
-        "allocated) and report XLA's FLOPs per token (encoder plus decoder tokens) of the "
-        "forward pass and of the loss gradient, at the config's input length and the targets "
-        "length span corruption gives it. --compare prices the paper's variants against the "
-        "baseline: AltUp K=2 and 4 (wide, and collapsed), SameUp, Sum, each lookup, and plain "
-        "transformers of width 2d and 4d.",
+        description=_wrap(
+            "Compile the model for the local backend on abstract inputs (nothing is "
+            "allocated) and report XLA's FLOPs per token (encoder plus decoder tokens) of the "
+            "forward pass and of the loss gradient, at the config's input length and the targets "
+            "length span corruption gives it. --compare prices the paper's variants against the "
+            "baseline: AltUp K=2 and 4 (wide, and collapsed), SameUp, Sum, each lookup, and plain "
+            "transformers of width 2d and 4d."
+        ),
         epilog=_MEMORY_HELP,
-        formatter_class=argparse.RawTextHelpFormatter,
+        formatter_class=_Formatter,
     )
     co.add_argument("--config", required=True, metavar="C", help=_CONFIG_HELP)
     _add_memory_args(co)
@@ -171,11 +184,13 @@ def add_parsers(sub) -> None:
     tr = sub.add_parser(
         "train",
         help="pretrain a T5 v1.1 with span corruption (checkpoints, resume)",
-        description="Span-corruption pretraining (noise density 0.15, mean span 3) with T5's "
-        "Adafactor and rsqrt schedule, data-parallel over all devices. Without --corpus it "
-        "trains on the embedded corpus (CPython's documentation topics and docstrings).",
+        description=_wrap(
+            "Span-corruption pretraining (noise density 0.15, mean span 3) with T5's "
+            "Adafactor and rsqrt schedule, data-parallel over all devices. Without --corpus it "
+            "trains on the embedded corpus (CPython's documentation topics and docstrings)."
+        ),
         epilog=_TRAIN_EPILOG,
-        formatter_class=argparse.RawTextHelpFormatter,
+        formatter_class=_Formatter,
     )
     tr.add_argument("--config", required=True, metavar="C", help=_CONFIG_HELP)
     _add_memory_args(tr)
