@@ -21,6 +21,16 @@ Parameter tree (T5X names; kernels are ``[in, out]``)::
     decoder/...  (self_attention, encoder_decoder_attention, three pre-norms), decoder_norm,
     decoder/logits_dense/kernel                       [d, vocab]
 
+With external memory (:mod:`lshsim.t5.memory`; ``n`` buckets, rank ``r``, ``K`` blocks)::
+
+    token_embedder/embedding                          [vocab, d + e]  (e = (K-1) d by default)
+    memory_projection/kernel                          [K-1, e/(K-1), d]  (divide-and-project)
+    {encoder,decoder}/altup_{i}/{predict [K, K], correct [K]}   (sameup / altup)
+    {encoder,decoder}/layers_{i}/expert/router        [d, n]          (softmax lookup)
+    {encoder,decoder}/layers_{i}/expert/table         [n, d]          (rank 0)
+    {encoder,decoder}/layers_{i}/expert/{wi [n, d, r], wo [n, r, d]}  (rank r)
+    decoder/logits_dense/kernel                       [K d, vocab]    (memory_output wide)
+
 References:
     Raffel et al. 2020 (T5); Shazeer 2020, "GLU Variants Improve Transformer" (gated GELU);
     T5X ``t5x/examples/t5/network.py`` and ``layers.py``.
@@ -241,8 +251,8 @@ def _run_layers(module: nn.Module, x, make_layer, count: int, deterministic: boo
     """Apply ``count`` layers to the embedded ``x``; returns the stack's output before its norm.
 
     Plain and ``sum`` models run each layer on ``x``. ``sameup``/``altup`` models carry ``K``
-    blocks (a list of ``[B, L, d]``) through Algorithm 2 and leave them collapsed as the config says
-    (``memory_cross`` for the encoder, ``memory_output`` for the decoder).
+    blocks (a list of ``[B, L, d]``) through Algorithm 2; the callers collapse them as the
+    config says (``memory_cross`` for the encoder, ``memory_output`` for the decoder).
     """
     cfg = module.config
     drop = nn.Dropout(cfg.dropout_rate)
