@@ -554,15 +554,27 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="recompute the held-out evaluation of the finished runs from their checkpoints",
     )
     ap.add_argument("--progress", action="store_true", help="progress bar per run")
+    ap.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="train this many steps instead of the variant's (runs are keyed by it; give a "
+        "separate --json, whose folder also gets the figures)",
+    )
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error(f"--seeds: must be >= 1, got {args.seeds}")
+    if args.steps is not None and args.steps < 1:
+        ap.error(f"--steps: must be >= 1, got {args.steps}")
     names = list(STUDIES) if args.study == "all" else [args.study]
     specs = {}
     for name in names:
         setup = STUDIES[name].setups[args.variant]
         if args.corpus:
             setup = dataclasses.replace(setup, corpus=tuple(args.corpus))
+        if args.steps:
+            every = min(setup.checkpoint_every, args.steps)
+            setup = dataclasses.replace(setup, steps=args.steps, checkpoint_every=every)
         specs[name] = plan(name, args.variant, args.seeds, setup)
     doc = load_doc(args.json)
     if args.dry_run:

@@ -237,3 +237,17 @@ def test_plot_sweep_draws_one_line_per_bucket_count():
     assert [s for s in labels if "buckets" in s] == ["8 buckets", "64 buckets"]
     assert len(acc.containers) == 4
     assert [t.get_text() for t in fig.axes[1].get_xticklabels()] == ["0", "16"]
+
+
+def test_steps_override_plans_distinct_runs(tmp_path, capsys):
+    """--steps N keys its runs apart from the variant's own (they go to their own JSON)."""
+    json_path = tmp_path / "long.json"
+    default = ms.main(["--study", "table5", "--dry-run", "--json", str(json_path)])["runs"]
+    longer = ms.main(["--study", "table5", "--steps", "7", "--dry-run", "--json", str(json_path)])[
+        "runs"
+    ]
+    assert [s.setup.steps for s in longer] == [7] * len(default)
+    assert {s.key for s in longer}.isdisjoint(s.key for s in default)
+    with pytest.raises(SystemExit):
+        ms.main(["--study", "table5", "--steps", "0", "--dry-run"])
+    assert "--steps: must be >= 1" in capsys.readouterr().err
