@@ -27,7 +27,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_t5 import JaxRunner, _loadavg, _log, _summary, _timed, lengths, make_batch
+from bench_t5 import (
+    JaxRunner,
+    _loadavg,
+    _log,
+    _positive,
+    _summary,
+    _timed,
+    lengths,
+    make_batch,
+)
 
 from lshsim._io import write_atomic
 
@@ -114,13 +123,6 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             f"{r['ratio']:.3f} | {r['flops_ratio']:.3f} |"
         )
     return "\n".join(lines)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -17,6 +17,7 @@ from lshsim.t5.configs import (
     LSH_FAMILIES,
     MEMORY_METHODS,
     TABLE3,
+    TABLE3_ALTUP,
     T5Config,
 )
 
@@ -56,10 +57,6 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 def _wrap(text: str) -> str:
     return textwrap.fill(text, 88)
-
-
-#: AltUp rows of Table 3: (embedding, non-embedding) with K=2.
-TABLE3_ALTUP = {"small": (6.58e7, 3.99e7), "base": (9.87e7, 2.12e8), "large": (1.32e8, 7.68e8)}
 
 
 def _add_memory_args(p) -> None:

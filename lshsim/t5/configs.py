@@ -264,6 +264,8 @@ CONFIGS: dict[str, T5Config] = {
 
 #: Table 3 of the paper: (embedding, non-embedding) parameters of the baselines.
 TABLE3 = {"small": (3.29e7, 3.78e7), "base": (4.93e7, 1.98e8), "large": (6.58e7, 7.17e8)}
+#: Table 3's AltUp rows (K=2): (embedding, non-embedding) parameters.
+TABLE3_ALTUP = {"small": (6.58e7, 3.99e7), "base": (9.87e7, 2.12e8), "large": (1.32e8, 7.68e8)}
 
 
 def get_config(name: str | T5Config) -> T5Config:

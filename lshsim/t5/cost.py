@@ -52,7 +52,7 @@ def flops_per_token(
     """
     from lshsim.t5.model import T5
     from lshsim.t5.params import abstract_params
-    from lshsim.t5.train import _forward_sums, is_deterministic
+    from lshsim.t5.train import make_objective
 
     cfg = get_config(config)
     length = input_length or cfg.input_length
@@ -79,11 +79,10 @@ def flops_per_token(
             b["decoder_target_tokens"],
         )
 
-    deterministic = is_deterministic(cfg)
+    objective = make_objective(cfg)
 
     def loss(p, b, key):
-        sums = _forward_sums(model, p, b, key, deterministic)
-        return (sums["loss"] + sums["z_loss"]) / jnp.maximum(sums["weight"], 1.0) + sums["aux"]
+        return objective(p, b, key)[0]
 
     key = jax.eval_shape(lambda: jax.random.key(0))
     fwd = _flops(jax.jit(forward).lower(params, batch).compile())

@@ -116,6 +116,7 @@ def _forward_sums(model: T5, params, batch, dropout_key, deterministic: bool, sp
 
     ``special_ids``: see :func:`cross_entropy` (content sums for evaluation).
     """
+    aux_losses = has_aux_losses(model.config)
     out = model.apply(
         {"params": params},
         batch["encoder_input_tokens"],
@@ -123,9 +124,9 @@ def _forward_sums(model: T5, params, batch, dropout_key, deterministic: bool, sp
         batch["decoder_target_tokens"],
         deterministic=deterministic,
         rngs=None if deterministic else {"dropout": dropout_key},
-        mutable=["aux_loss"] if has_aux_losses(model.config) else False,
+        mutable=["aux_loss"] if aux_losses else False,
     )
-    logits, aux = out if has_aux_losses(model.config) else (out, {})
+    logits, aux = out if aux_losses else (out, {})
     sums = cross_entropy(
         logits,
         batch["decoder_target_tokens"],
@@ -152,6 +153,23 @@ def abstract_state(config: T5Config, optimizer: optax.GradientTransformation) ->
     return jax.eval_shape(lambda: init_state(config, optimizer, 0))
 
 
+def make_objective(config: T5Config) -> Callable:
+    """``(params, batch, key) -> (loss, sums)``: the training loss and its cross-entropy sums.
+
+    The loss is the per-token mean of cross-entropy plus z-loss, plus the router losses when
+    configured; ``key`` feeds dropout and router jitter.
+    """
+    model = T5(config)
+    deterministic = is_deterministic(config)
+
+    def objective(params, batch, key):
+        sums = _forward_sums(model, params, batch, key, deterministic)
+        denom = jnp.maximum(sums["weight"], 1.0)
+        return (sums["loss"] + sums["z_loss"]) / denom + sums["aux"], sums
+
+    return objective
+
+
 def make_train_step(
     config: T5Config, optimizer: optax.GradientTransformation, seed: int = 0
 ) -> Callable[[dict, dict], tuple[dict, dict]]:
@@ -162,13 +180,7 @@ def make_train_step(
     0 without them) and ``finite`` (whether loss and gradients are finite). Router jitter and
     dropout draw from ``fold_in(key(seed), step)``.
     """
-    model = T5(config)
-    deterministic = is_deterministic(config)
-
-    def objective(params, batch, key):
-        sums = _forward_sums(model, params, batch, key, deterministic)
-        denom = jnp.maximum(sums["weight"], 1.0)
-        return (sums["loss"] + sums["z_loss"]) / denom + sums["aux"], sums
+    objective = make_objective(config)
 
     def step_fn(state, batch):
         key = jax.random.fold_in(jax.random.key(seed), state["step"])

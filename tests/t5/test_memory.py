@@ -19,7 +19,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from lshsim.hashing import make_family  # noqa: E402
 from lshsim.t5 import memory  # noqa: E402
-from lshsim.t5.configs import CONFIGS, get_config  # noqa: E402
+from lshsim.t5.configs import CONFIGS, TABLE3_ALTUP, get_config  # noqa: E402
 from lshsim.t5.model import T5, init_params  # noqa: E402
 from lshsim.t5.params import count_params  # noqa: E402
 
@@ -390,8 +390,6 @@ def test_router_losses_match_their_formulas():
 
 
 # -- parameter counts ---------------------------------------------------------------------------
-
-TABLE3_ALTUP = {"small": (6.58e7, 3.99e7), "base": (9.87e7, 2.12e8), "large": (1.32e8, 7.68e8)}
 
 
 @pytest.mark.parametrize("name", list(TABLE3_ALTUP))
