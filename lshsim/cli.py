@@ -14,7 +14,7 @@ import textwrap
 
 from tqdm import tqdm
 
-from lshsim import __version__, cli_t5, theory
+from lshsim import __version__, cli_probe, cli_t5, theory
 from lshsim.estimate import MODES, estimate_collision
 from lshsim.hashing import FAMILIES
 from lshsim.t5 import NonFiniteLossError
@@ -239,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     fam.add_argument("--json", action="store_true", help="print JSON")
     fam.set_defaults(func=_families)
     cli_t5.add_parsers(sub)
+    cli_probe.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,570 @@
+"""The routing probe: how a model's lookups route sentence pairs of known overlap.
+
+Theorem 1 of the paper predicts how often two sentences that share a fraction ``f`` of their
+tokens send a token to the same expert: ``n^-O(sqrt(1-f))`` for hyperplane LSH,
+``n^-O(1-f)`` for a softmax router (Voronoi LSH when the router is random), ``f`` for
+Token-ID. The probe measures it in a real model, layer by layer:
+
+1. **Pairs.** Rows of ``length`` tokens from the held-out part of the corpus; each pair is a
+   row and a copy in which ``round((1-f) length)`` positions, chosen at random, hold a
+   random ordinary piece different from the original (so exactly ``round(f length)`` aligned
+   tokens are shared).
+2. **Run.** Both rows go through the model (encoder input = the row, decoder input = the row
+   shifted right, as teacher forcing would), and every layer's partial expert reports the
+   bucket it picked and its input (the ``intermediates`` the layers sow).
+3. **Measure.** At every layer and position: whether the two buckets are equal, and the
+   cosine of the two layer inputs.
+4. **Predict.** The theory's collision probability *given the measured cosine*, averaged over
+   the positions: Voronoi for a softmax router, SimHash or cross-polytope (Gaussian rotation)
+   for LSH, and for Token-ID the indicator that the two tokens are equal (collision is
+   certain for equal tokens and, with one bucket per token, impossible otherwise).
+
+Why the prediction is exact at initialisation: a layer's router (``N(0, 0.02^2)``) or LSH
+matrix is drawn independently of everything below it, so *conditionally on the layer
+inputs*, the scores of bucket ``i`` for the two inputs are i.i.d. bivariate normal pairs with
+correlation = their cosine, and ``E[collision | inputs] = P_family(n, cosine)``: the mean of
+the per-position predictions is the expected measured rate. What remains random is the
+router itself (all positions share it) and the choice of sentences. The probe therefore
+re-draws the lookup ``router_draws`` times from its family (:mod:`lshsim.hashing`) on the
+*same recorded inputs*: the spread of those rates is the router part of the uncertainty, and
+their mean re-checks the prediction. Each row's interval is
+
+    ``measured +- 1.96 sqrt(v_pairs + v_router)``
+
+with ``v_pairs`` the cluster-robust variance over sentence pairs (a pair is a cluster) and
+``v_router`` the variance over re-drawn lookups; ``z = (measured - predicted) / sqrt(v_router
++ v_pairs)``; ``pairs_low``/``pairs_high`` are the measurement's own interval over sentence
+pairs (``v_pairs`` only), the one to quote for a trained model's rate. After training, a learned router is no longer a random draw: ``z`` then says how
+far it departs from the random-router theory, in units of that spread. LSH's matrices are
+fixed, so LSH keeps agreeing after training (only the cosines move).
+
+References:
+    The paper, Theorem 1 and its proof in the supplement; Andoni et al. 2015 (Voronoi and
+    cross-polytope LSH); Charikar 2002 (SimHash).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lshsim import theory
+from lshsim._validate import check_float, check_int
+from lshsim.t5.configs import T5Config
+
+#: overlaps probed by default
+OVERLAPS = (0.1, 0.3, 0.5, 0.7, 0.9)
+#: sentence pairs per overlap by default
+SAMPLES = 128
+#: tokens per sentence by default
+LENGTH = 64
+#: fresh lookups drawn per (layer, overlap) for the router part of the interval
+ROUTER_DRAWS = 32
+#: normal quantile of the 95% intervals
+Z95 = 1.959963984540054
+
+ROW_KEYS = (
+    "layer",
+    "stack",
+    "index",
+    "overlap",
+    "realised",
+    "cosine",
+    "measured",
+    "ci_low",
+    "ci_high",
+    "pairs_low",
+    "pairs_high",
+    "predicted",
+    "predicted_at_f",
+    "redrawn",
+    "sd_router",
+    "sd_pairs",
+    "z",
+    "pairs",
+    "positions",
+)
+
+
+def theory_family(config: T5Config) -> tuple[str | None, dict]:
+    """The hash family whose theory predicts ``config``'s lookup: ``(name, params)``.
+
+    ``softmax`` -> ``voronoi`` (a random router), ``lsh`` -> ``simhash`` or
+    ``crosspolytope`` (Gaussian rotation), ``tokenid`` -> ``(None, {})`` (exact equality).
+    """
+    if config.lookup == "softmax":
+        return "voronoi", {}
+    if config.lookup == "lsh":
+        if config.lsh_family == "simhash":
+            return "simhash", {}
+        return "crosspolytope", {"rotation": "gaussian"}
+    if config.lookup == "tokenid":
+        return None, {}
+    raise ValueError(f"lookup: the model has no lookup to probe (lookup {config.lookup!r})")
+
+
+def make_pairs(
+    rows: np.ndarray,
+    overlap: float,
+    samples: int,
+    replace_ids: np.ndarray,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sentence pairs sharing exactly ``round(overlap * length)`` aligned tokens.
+
+    Args:
+        rows: ``int[R, length]`` token rows to draw the first sentences from (with
+            replacement when ``samples > R``).
+        overlap: the fraction ``f`` of positions kept.
+        samples: number of pairs.
+        replace_ids: the ids a replaced position may take (ordinary pieces, at least 2).
+        rng: the generator.
+
+    Returns:
+        ``(first, second)``, both ``int32[samples, length]``; ``second`` differs from
+        ``first`` at exactly ``length - round(overlap * length)`` positions per row.
+    """
+    rows = np.asarray(rows)
+    if rows.ndim != 2 or rows.shape[0] < 1 or rows.shape[1] < 1:
+        raise ValueError(f"rows: need a non-empty [R, length] array, got shape {rows.shape}")
+    replace_ids = np.unique(np.asarray(replace_ids, dtype=np.int64))
+    if replace_ids.size < 2:
+        raise ValueError("replace_ids: need at least 2 distinct ids")
+    length = rows.shape[1]
+    change = length - round(overlap * length)
+    pick = rng.choice(rows.shape[0], samples, replace=samples > rows.shape[0])
+    first = rows[pick].astype(np.int32)
+    second = first.copy()
+    if change:
+        where = np.argsort(rng.random((samples, length)), axis=1)[:, :change]
+        old = np.take_along_axis(first, where, axis=1).astype(np.int64)
+        # uniform over replace_ids minus the original token (when it is one of them)
+        k = replace_ids.size
+        at = np.minimum(np.searchsorted(replace_ids, old), k - 1)
+        listed = replace_ids[at] == old
+        r = rng.integers(0, k - listed.astype(np.int64))
+        r = r + (listed & (r >= at))
+        np.put_along_axis(second, where, replace_ids[r].astype(np.int32), axis=1)
+    return first, second
+
+
+def _shift_right(tokens: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(tokens)
+    out[:, 1:] = tokens[:, :-1]
+    return out
+
+
+def _layer_name(stack: str, index: int) -> str:
+    return f"{stack}/{index}"
+
+
+@functools.lru_cache(maxsize=8)
+def _recorder(config: T5Config):
+    """A jit-compiled forward pass returning the ``intermediates`` (one per config)."""
+    import jax
+
+    from lshsim.t5.model import T5
+
+    model = T5(config)
+
+    @jax.jit
+    def run(p, enc, dec):
+        _, state = model.apply({"params": p}, enc, dec, mutable=["intermediates"])
+        return state["intermediates"]
+
+    return run
+
+
+def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32) -> dict:
+    """Run token rows through the model; every lookup layer's buckets and inputs.
+
+    Args:
+        config: the model config (with a lookup).
+        params: its parameters.
+        tokens: ``int[S, length]`` encoder inputs (the decoder reads them shifted right).
+        batch: rows per forward pass.
+
+    Returns:
+        ``{"encoder/0": (bucket int64[S, length], input float32[S, length, d]), ...}`` in
+        layer order, encoder first.
+    """
+    run = _recorder(config)
+    parts: dict[str, list] = {}
+    for start in range(0, tokens.shape[0], batch):
+        enc = np.asarray(tokens[start : start + batch], np.int32)
+        inter = run(params, enc, _shift_right(enc))
+        for stack, count in (
+            ("encoder", config.num_encoder_layers),
+            ("decoder", config.num_decoder_layers),
+        ):
+            for i in range(count):
+                e = inter[stack][f"layers_{i}"]["expert"]
+                parts.setdefault(_layer_name(stack, i), []).append(
+                    (np.asarray(e["bucket"][0]), np.asarray(e["layer_input"][0], np.float32))
+                )
+    return {
+        name: (
+            np.concatenate([b for b, _ in chunks]).astype(np.int64),
+            np.concatenate([x for _, x in chunks]),
+        )
+        for name, chunks in parts.items()
+    }
+
+
+def _cosines(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
+    xa = xa.astype(np.float64)
+    xb = xb.astype(np.float64)
+    num = np.einsum("...i,...i->...", xa, xb)
+    den = np.linalg.norm(xa, axis=-1) * np.linalg.norm(xb, axis=-1)
+    return np.clip(num / np.where(den > 0, den, 1.0), -1.0, 1.0)
+
+
+def _family_matrix(family: str, n: int, d: int, seed, params: dict) -> np.ndarray:
+    """The random matrix of one function of ``family`` (rows: centres, planes or rotation)."""
+    from lshsim.hashing import make_family
+
+    fam = make_family(family, n, d, seed=seed, **params)
+    if family == "voronoi":
+        return fam.centres
+    if family == "simhash":
+        return fam.planes
+    return fam.rotation
+
+
+def _hash_scores(family: str, scores: np.ndarray) -> np.ndarray:
+    """Bucket ids from projections ``scores [P, m]``, as :mod:`lshsim.hashing` computes them."""
+    if family == "voronoi":
+        return np.argmax(scores, axis=-1)
+    if family == "simhash":
+        return (scores > 0).astype(np.int64) @ (1 << np.arange(scores.shape[-1], dtype=np.int64))
+    return np.argmax(np.concatenate([scores, -scores], axis=-1), axis=-1)
+
+
+def redrawn_rates(
+    family: str, n: int, params: dict, xa: np.ndarray, xb: np.ndarray, draws: int, seed
+) -> np.ndarray:
+    """Collision rates of ``draws`` fresh lookups of ``family`` on the recorded inputs.
+
+    Each lookup is drawn by :func:`lshsim.hashing.make_family` from one child of ``seed``;
+    the hashing is done here with one BLAS product for all draws (the kernels hash one
+    function at a time).
+
+    Args:
+        family: ``voronoi``, ``simhash`` or ``crosspolytope`` (Gaussian rotation).
+        n: buckets.
+        params: the family's parameters.
+        xa: ``[P, d]`` first inputs.
+        xb: ``[P, d]`` the paired second inputs.
+        draws: number of independent lookups.
+        seed: a ``SeedSequence`` (or int) for the draws.
+
+    Returns:
+        ``float64[draws]``: each draw's fraction of pairs in one bucket.
+    """
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    d = xa.shape[-1]
+    mats = [_family_matrix(family, n, d, child, params) for child in seq.spawn(draws)]
+    m = mats[0].shape[0]
+    stacked = np.concatenate(mats).T.astype(np.float32)  # [d, draws * m]
+    sa = (xa.astype(np.float32) @ stacked).reshape(-1, draws, m)
+    sb = (xb.astype(np.float32) @ stacked).reshape(-1, draws, m)
+    return np.array(
+        [
+            np.mean(_hash_scores(family, sa[:, r]) == _hash_scores(family, sb[:, r]))
+            for r in range(draws)
+        ]
+    )
+
+
+def layer_stats(
+    name: str,
+    overlap: float,
+    config: T5Config,
+    rec_a: tuple[np.ndarray, np.ndarray],
+    rec_b: tuple[np.ndarray, np.ndarray],
+    tok_a: np.ndarray,
+    tok_b: np.ndarray,
+    *,
+    router_draws: int,
+    seed,
+) -> dict[str, Any]:
+    """What one (layer, overlap) row needs, before the theory: collisions, cosines, re-draws.
+
+    Args:
+        name: ``"encoder/i"`` or ``"decoder/i"``.
+        overlap: the nominal ``f``.
+        config: the model config.
+        rec_a: ``(bucket [S, L], input [S, L, d])`` of the first sentences at this layer.
+        rec_b: the same for the second sentences.
+        tok_a: the tokens the layer's positions carry in the first sentences (``[S, L]``).
+        tok_b: the same for the second sentences.
+        router_draws: fresh lookups for the router part of the interval (< 2: none).
+        seed: seeds those draws.
+
+    Returns:
+        ``name``, ``overlap``, ``collide`` (bool ``[S, L]``), ``cos`` (``[S, L]``), ``same``
+        (token equality ``[S, L]``), ``redrawn`` (mean rate of the re-drawn lookups, NaN
+        without) and ``v_router`` (their variance).
+    """
+    family, fparams = theory_family(config)
+    (ba, xa), (bb, xb) = rec_a, rec_b
+    same = tok_a == tok_b
+    redrawn, v_router = math.nan, 0.0
+    if family is None:
+        redrawn = float(same.mean())
+    elif router_draws > 1:
+        d = xa.shape[-1]
+        rates = redrawn_rates(
+            family,
+            config.num_buckets,
+            fparams,
+            xa.reshape(-1, d),
+            xb.reshape(-1, d),
+            router_draws,
+            seed,
+        )
+        redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
+    return {
+        "name": name,
+        "overlap": overlap,
+        "collide": ba == bb,
+        "cos": _cosines(xa, xb),
+        "same": same,
+        "redrawn": redrawn,
+        "v_router": v_router,
+    }
+
+
+@functools.lru_cache(maxsize=64)
+def _at_cosine(family: str, n: int, cosine: float, params: tuple) -> float:
+    return theory.probability(family, n, cosine, **dict(params))
+
+
+def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]:
+    """The probe's rows from :func:`layer_stats` results, with the theory's predictions.
+
+    All rows' cosines go through one :func:`lshsim.theory.probabilities` call (one checked
+    Chebyshev table of ``log P``), so the quadrature is paid once per probe.
+    """
+    family, fparams = theory_family(config)
+    n = config.num_buckets
+    if family is None:
+        per_position = [st["same"].astype(np.float64) for st in stats]
+    else:
+        flat = np.concatenate([st["cos"].reshape(-1) for st in stats])
+        pred = theory.probabilities(family, n, flat, **fparams)
+        splits = np.cumsum([st["cos"].size for st in stats])[:-1]
+        per_position = [
+            p.reshape(st["cos"].shape) for p, st in zip(np.split(pred, splits), stats, strict=True)
+        ]
+    rows = []
+    for st, pp in zip(stats, per_position, strict=True):
+        f = st["overlap"]
+        pairs, length = st["collide"].shape
+        per_pair = st["collide"].mean(axis=1)
+        measured = float(per_pair.mean())
+        v_pairs = float(per_pair.var(ddof=1) / pairs) if pairs > 1 else 0.0
+        predicted = float(pp.mean())
+        at_f = f if family is None else _at_cosine(family, n, f, tuple(fparams.items()))
+        sd = math.sqrt(v_pairs + st["v_router"])
+        diff = measured - predicted
+        if sd > 0:
+            z = diff / sd
+        else:
+            z = 0.0 if abs(diff) < 1e-12 else math.copysign(math.inf, diff)
+        stack, index = st["name"].split("/")
+        rows.append(
+            {
+                "layer": st["name"],
+                "stack": stack,
+                "index": int(index),
+                "overlap": f,
+                "realised": float(st["same"].mean()),
+                "cosine": float(st["cos"].mean()),
+                "measured": measured,
+                "ci_low": max(0.0, measured - Z95 * sd),
+                "ci_high": min(1.0, measured + Z95 * sd),
+                "pairs_low": max(0.0, measured - Z95 * math.sqrt(v_pairs)),
+                "pairs_high": min(1.0, measured + Z95 * math.sqrt(v_pairs)),
+                "predicted": predicted,
+                "predicted_at_f": at_f,
+                "redrawn": st["redrawn"],
+                "sd_router": math.sqrt(st["v_router"]),
+                "sd_pairs": math.sqrt(v_pairs),
+                "z": z,
+                "pairs": int(pairs),
+                "positions": int(pairs * length),
+            }
+        )
+    return rows
+
+
+def probe(
+    config: T5Config,
+    params,
+    rows: np.ndarray,
+    replace_ids: np.ndarray,
+    *,
+    overlaps: Sequence[float] = OVERLAPS,
+    samples: int = SAMPLES,
+    router_draws: int = ROUTER_DRAWS,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Probe a model: one row per (layer, overlap), layers in order, encoder first.
+
+    Args:
+        config: the model config; its ``lookup`` is what is probed.
+        params: the model parameters (at initialisation or trained).
+        rows: ``int[R, length]`` token rows (held-out text) the pairs are made from.
+        replace_ids: ids a replaced position may take.
+        overlaps: the ``f`` grid, each in ``[0, 1]``.
+        samples: sentence pairs per overlap (>= 2).
+        router_draws: fresh lookups per row for the router part of the interval (0 or 1:
+            none; the interval then covers only the sampling of pairs).
+        seed: seeds the pairs and the re-drawn lookups.
+        progress: called with a short message per overlap.
+
+    Returns:
+        The rows (keys :data:`ROW_KEYS`).
+    """
+    theory_family(config)  # refuses a model without a lookup
+    samples = check_int("samples", samples, 2)
+    router_draws = check_int("router_draws", router_draws, 0)
+    overlaps = [check_float("overlap", f, 0.0, 1.0) for f in overlaps]
+    if not overlaps:
+        raise ValueError("overlaps: need at least one overlap")
+    stats = []
+    for j, f in enumerate(overlaps):
+        if progress:
+            progress(f"overlap {f:g}")
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 0, j]))
+        a, b = make_pairs(rows, f, samples, replace_ids, rng)
+        rec_a = record_layers(config, params, a)
+        rec_b = record_layers(config, params, b)
+        for li, name in enumerate(rec_a):
+            toks = (a, b) if name.startswith("encoder") else (_shift_right(a), _shift_right(b))
+            stats.append(
+                layer_stats(
+                    name,
+                    f,
+                    config,
+                    rec_a[name],
+                    rec_b[name],
+                    *toks,
+                    router_draws=router_draws,
+                    seed=np.random.SeedSequence([seed, 1, j, li]),
+                )
+            )
+    if progress:
+        progress("theory")
+    out = finish_rows(config, stats)
+    order = {name: i for i, name in enumerate(dict.fromkeys(r["layer"] for r in out))}
+    out.sort(key=lambda r: (order[r["layer"]], r["overlap"]))
+    return out
+
+
+def summarise(rows: Sequence[dict]) -> list[dict[str, Any]]:
+    """Per layer: how far the measured rates sit from the theory.
+
+    Returns:
+        One dict per layer: ``layer``, ``mean_departure`` (mean of measured - predicted over
+        the overlaps), ``max_abs_z``, ``rms_z`` and ``inside`` (rows whose interval contains
+        the prediction) out of ``rows``.
+    """
+    layers: dict[str, list] = {}
+    for r in rows:
+        layers.setdefault(r["layer"], []).append(r)
+    out = []
+    for name, rs in layers.items():
+        z = np.array([r["z"] for r in rs], dtype=np.float64)
+        out.append(
+            {
+                "layer": name,
+                "mean_departure": float(np.mean([r["measured"] - r["predicted"] for r in rs])),
+                "max_abs_z": float(np.max(np.abs(z))),
+                "rms_z": float(np.sqrt(np.mean(z**2))),
+                "inside": sum(r["ci_low"] <= r["predicted"] <= r["ci_high"] for r in rs),
+                "rows": len(rs),
+            }
+        )
+    return out
+
+
+# -- where the sentences and parameters come from ---------------------------------------------
+
+
+def ordinary_ids(tok) -> np.ndarray:
+    """The ordinary piece ids of a tokenizer: not pad, EOS, unknown or a sentinel."""
+    special = {tok.pad_id, tok.eos_id, tok.unk_id, *tok.sentinel_ids}
+    return np.array([i for i in range(tok.num_pieces) if i not in special], dtype=np.int64)
+
+
+def held_out_rows(docs: Sequence[str], tok, length: int) -> np.ndarray:
+    """Held-out documents, tokenized, concatenated and cut into rows of ``length`` tokens."""
+    from lshsim.t5.spans import pack_tokens
+
+    rows = pack_tokens(tok.encode_batch(list(docs)), length)
+    if rows.shape[0] == 0:
+        raise ValueError(f"corpus: the held-out text has fewer than {length} tokens")
+    return rows
+
+
+def sentence_source(
+    config: T5Config, *, corpus=None, seed: int = 0, length: int = LENGTH, run: Path | None = None
+):
+    """``(rows, replace_ids)`` from a run's held-out split, or for a config at initialisation.
+
+    Args:
+        config: the model config.
+        corpus: corpus paths (``None``: the embedded corpus); ignored for a run, which uses
+            its recorded corpus.
+        seed: the split and tokenizer seed (a run uses its own).
+        length: tokens per sentence.
+        run: a run directory (its tokenizer and held-out split), or ``None``.
+    """
+    from lshsim.t5 import checkpoint as ckpt
+    from lshsim.t5.corpus import load_corpus, split_documents
+    from lshsim.t5.tokenizer import Tokenizer, train_tokenizer
+
+    length = check_int("length", length, 2)
+    if run is not None:
+        _, opts = ckpt.read_run(run)
+        corpus, seed = opts["corpus"], opts["seed"]
+        eval_fraction = opts["eval_fraction"]
+    else:
+        eval_fraction = 0.05
+    docs = load_corpus(corpus)
+    train_docs, eval_docs = split_documents(docs, eval_fraction, seed=seed)
+    if run is not None and (run / ckpt.TOKENIZER_FILE).is_file():
+        tok = Tokenizer.load(run / ckpt.TOKENIZER_FILE)
+    else:
+        tok = train_tokenizer(train_docs, config.num_pieces, seed=seed)
+    return held_out_rows(eval_docs, tok, length), ordinary_ids(tok)
+
+
+def checkpoint_params(run: str | Path, step: int | None = None) -> tuple[T5Config, Any, int]:
+    """``(config, params, step)`` of a run's checkpoint (default: the latest)."""
+    from lshsim.t5 import checkpoint as ckpt
+    from lshsim.t5.train import abstract_state, make_optimizer
+
+    run = Path(run)
+    config, opts = ckpt.read_run(run)
+    optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
+    with ckpt.manager(run, read_only=True) as mngr:
+        state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
+    return config, state["params"], int(state["step"])
+
+
+def initial_params(config: T5Config, seed: int = 0):
+    """The parameters ``lshsim train --seed seed`` starts from."""
+    import jax
+
+    from lshsim.t5.model import init_params
+
+    return init_params(config, jax.random.key(seed))
