@@ -109,6 +109,7 @@ def _source(args):
     """``(config, params, rows, replace_ids, description)`` of the probed model."""
     from lshsim._validate import check_int
     from lshsim.t5 import probe
+    from lshsim.t5.checkpoint import read_run
 
     seed = check_int("seed", args.seed, 0, 2**32 - 1)
     if args.checkpoint is not None:
@@ -119,6 +120,7 @@ def _source(args):
         if args.corpus:
             raise ValueError("corpus: a checkpoint is probed on its own held-out split")
         run = Path(args.checkpoint)
+        probe.theory_family(read_run(run)[0])  # refused before the restore
         config, params, step = probe.checkpoint_params(run, args.step)
         if args.lookup is not None and args.lookup != config.lookup:
             raise ValueError(
@@ -131,6 +133,7 @@ def _source(args):
     if args.lookup is None:
         raise ValueError("lookup: --config needs --lookup tokenid|softmax|lsh")
     config = config_from_args(args)
+    probe.theory_family(config)  # a model without a lookup is refused before any work
     rows, ids = probe.sentence_source(config, corpus=args.corpus, seed=seed, length=args.length)
     return config, probe.initial_params(config, seed), rows, ids, f"{config.name} at init"
 
