@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,10 @@ class Config:
     cos_samples: int
     token_f: tuple[float, ...]
     token_pairs: int
+    probe_overlaps: tuple[float, ...]
+    probe_samples: int
+    probe_draws: int
+    probe_steps: int
 
 
 DEFAULT = Config(
@@ -71,6 +76,10 @@ DEFAULT = Config(
     cos_samples=20000,
     token_f=tuple(round(0.05 * i, 2) for i in range(1, 20)),
     token_pairs=2000,
+    probe_overlaps=(0.1, 0.3, 0.5, 0.7, 0.9),
+    probe_samples=128,
+    probe_draws=32,
+    probe_steps=400,
 )
 QUICK = Config(
     overlaps=(0.1, 0.5, 0.9),
@@ -87,6 +96,10 @@ QUICK = Config(
     cos_samples=4000,
     token_f=(0.1, 0.3, 0.5, 0.7, 0.9),
     token_pairs=300,
+    probe_overlaps=(0.2, 0.5, 0.8),
+    probe_samples=24,
+    probe_draws=8,
+    probe_steps=30,
 )
 
 
@@ -230,12 +243,99 @@ def tokenid_vs_minhash(cfg: Config, seed: int) -> dict:
     return out
 
 
+#: the model the routing studies probe, and how its trained version is trained (2 CPU cores)
+PROBE_CONFIG = "tiny"
+PROBE_BUCKETS = 64
+PROBE_TRAIN = {"batch_size": 16, "input_length": 64}
+
+
+def _probe_config(lookup: str):
+    from lshsim.t5.configs import get_config
+
+    return get_config(PROBE_CONFIG).replace(
+        lookup=lookup, buckets=0 if lookup == "tokenid" else PROBE_BUCKETS
+    )
+
+
+def _probe_rows(cfg: Config, config, params, rows, ids, seed: int) -> list[dict]:
+    from lshsim.t5 import probe
+
+    return probe.probe(
+        config,
+        params,
+        rows,
+        ids,
+        overlaps=cfg.probe_overlaps,
+        samples=cfg.probe_samples,
+        router_draws=cfg.probe_draws,
+        seed=seed,
+    )
+
+
+def routing_init(cfg: Config, seed: int) -> dict:
+    """The routing probe at initialisation: softmax (random router), SimHash LSH, Token-ID."""
+    from lshsim.t5 import probe
+
+    out = {"config": PROBE_CONFIG, "lookups": {}}
+    for lookup in ("softmax", "lsh", "tokenid"):
+        config = _probe_config(lookup)
+        rows, ids = probe.sentence_source(config, seed=seed)
+        result = _probe_rows(cfg, config, probe.initial_params(config, seed), rows, ids, seed)
+        out["lookups"][lookup] = {
+            "buckets": config.num_buckets,
+            "rows": result,
+            "summary": probe.summarise(result),
+        }
+    return out
+
+
+def routing_trained(cfg: Config, seed: int) -> dict:
+    """Train a softmax-lookup model briefly and probe it before (its step 0) and after."""
+    import tempfile
+
+    from lshsim.t5 import probe
+    from lshsim.t5.run import train
+
+    config = _probe_config("softmax")
+    with tempfile.TemporaryDirectory(prefix="lshsim-probe-") as tmp:
+        run_dir = Path(tmp) / "run"
+        summary = train(
+            config,
+            run_dir,
+            steps=cfg.probe_steps,
+            seed=seed,
+            progress=False,
+            checkpoint_every=cfg.probe_steps,
+            eval_every=cfg.probe_steps,
+            **PROBE_TRAIN,
+        )
+        rows, ids = probe.sentence_source(config, run=run_dir)
+        _, trained, step = probe.checkpoint_params(run_dir)
+    before = _probe_rows(cfg, config, probe.initial_params(config, seed), rows, ids, seed)
+    after = _probe_rows(cfg, config, trained, rows, ids, seed)
+    return {
+        "config": PROBE_CONFIG,
+        "lookup": "softmax",
+        "buckets": config.num_buckets,
+        "steps": step,
+        "train": {
+            **PROBE_TRAIN,
+            "loss_before": summary["initial_eval"]["loss"],
+            "loss_after": summary["final_eval"]["loss"],
+        },
+        "before": {"rows": before, "summary": probe.summarise(before)},
+        "after": {"rows": after, "summary": probe.summarise(after)},
+    }
+
+
 STUDIES: dict[str, Callable[[Config, int], dict]] = {
     "collision_vs_n": collision_vs_n,
     "rho_vs_f": rho_vs_f,
     "ordering_map": ordering_map,
     "sentence_cosine": sentence_cosine,
     "tokenid_vs_minhash": tokenid_vs_minhash,
+    "routing_init": routing_init,
+    "routing_trained": routing_trained,
 }
 
 CAPTIONS = {
@@ -249,10 +349,85 @@ CAPTIONS = {
     "sentence_cosine": "The sentence model's cosine against f: exact sampler (mean ± sd) "
     "against the delta-method moments, across d and l (the steps at l = 8 are s = round(f l)).",
     "tokenid_vs_minhash": "Token-ID's per-token rate f against min-hash's Jaccard f/(2-f).",
+    "routing_init": "The routing probe on the tiny T5 at initialisation: per layer, the "
+    "measured rate at which the two sentences of a pair send an aligned token to one bucket "
+    "(95% CI: sentence pairs and re-drawn random lookups), the theory given the measured "
+    "cosines (solid), and the theory at cosine f (dashed).",
+    "routing_trained": "The softmax router before and after training: measured against "
+    "predicted (random-router theory at the measured cosines); training moves the points off "
+    "the diagonal.",
 }
 
 
-def _report(verdicts, figures: list[str], cfg_name: str, seed: int, seconds: float) -> str:
+def figure_function(name: str) -> Callable[[dict], Any]:
+    """The figure function of a study (the model studies' live in their own modules)."""
+    if name in ("routing_init", "routing_trained"):
+        from lshsim import probe_plots
+
+        return getattr(probe_plots, f"plot_{name}")
+    from lshsim import plots
+
+    return plots.FIGURES[name]
+
+
+def _summary_table(summaries: dict[str, list[dict]]) -> list[str]:
+    """One row per layer, columns per labelled summary (mean departure, rms z, inside)."""
+    labels = list(summaries)
+    head = "| layer | " + " | ".join(
+        f"{lab}: mean(measured - predicted) | {lab}: rms z | {lab}: inside CI" for lab in labels
+    )
+    lines = [head + " |", "| --- " * (1 + 3 * len(labels)) + "|"]
+    first = summaries[labels[0]]
+    for i, row in enumerate(first):
+        cells = [row["layer"]]
+        for lab in labels:
+            s = summaries[lab][i]
+            cells += [
+                f"{s['mean_departure']:+.4f}",
+                f"{s['rms_z']:.2f}",
+                f"{s['inside']}/{s['rows']}",
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _model_sections(studies: dict) -> list[str]:
+    """REPORT.md's sections on the routing probe (and Theorem 2), from the studies' data."""
+    lines: list[str] = []
+    init = studies.get("routing_init")
+    if init:
+        lines += [
+            "",
+            "## Routing probe at initialisation (`lshsim probe`)",
+            "",
+            f"Config `{init['config']}`; per layer, over the overlaps: the mean of measured - "
+            "predicted (theory at the measured cosines), the rms of z = (measured - predicted) "
+            "/ sd, and how many predictions lie inside the 95% intervals. A random router "
+            "(and LSH) should give rms z near 1 and nearly all inside.",
+            "",
+        ]
+        lines += _summary_table({k: v["summary"] for k, v in init["lookups"].items()})
+    trained = studies.get("routing_trained")
+    if trained:
+        tr = trained["train"]
+        lines += [
+            "",
+            f"## The {trained['lookup']} router after {trained['steps']} training steps",
+            "",
+            f"`{trained['config']}` with {trained['buckets']} buckets, batch {tr['batch_size']}, "
+            f"{tr['input_length']} input tokens; held-out loss {tr['loss_before']:.3f} -> "
+            f"{tr['loss_after']:.3f}. Departure from the random-router theory per layer:",
+            "",
+        ]
+        lines += _summary_table(
+            {"init": trained["before"]["summary"], "trained": trained["after"]["summary"]}
+        )
+    return lines
+
+
+def _report(
+    verdicts, figures: list[str], cfg_name: str, seed: int, seconds: float, studies: dict
+) -> str:
     lines = [
         "# lshsim reproduce: report",
         "",
@@ -273,6 +448,7 @@ def _report(verdicts, figures: list[str], cfg_name: str, seed: int, seconds: flo
         lines.append(
             f"| {v.id} | {'holds' if v.holds else 'FAILS'} | {stmt} | `{ev.replace('|', '/')}` |"
         )
+    lines += _model_sections(studies)
     lines += ["", "## Figures", ""]
     for name in figures:
         lines += [f"### {name}", "", CAPTIONS[name], "", f"![{name}]({name}.png)", ""]
@@ -320,7 +496,7 @@ def run(
             if progress:
                 progress(f"figure {name}")
             data = json.loads((out / f"{name}.json").read_text())["data"]
-            fig = plots.FIGURES[name](data)
+            fig = figure_function(name)(data)
             plots.save_figure(fig, out / name)
             drawn.append(name)
     if progress:
@@ -335,7 +511,8 @@ def run(
     seconds = time.perf_counter() - start
     write_atomic(out / "results.json", json.dumps(results, indent=1))
     write_atomic(
-        out / "REPORT.md", _report(verdicts, drawn, results["config"]["name"], seed, seconds)
+        out / "REPORT.md",
+        _report(verdicts, drawn, results["config"]["name"], seed, seconds, results["studies"]),
     )
     results["timing"] = timing
     return results

@@ -34,9 +34,10 @@ their mean re-checks the prediction. Each row's interval is
 with ``v_pairs`` the cluster-robust variance over sentence pairs (a pair is a cluster) and
 ``v_router`` the variance over re-drawn lookups; ``z = (measured - predicted) / sqrt(v_router
 + v_pairs)``; ``pairs_low``/``pairs_high`` are the measurement's own interval over sentence
-pairs (``v_pairs`` only), the one to quote for a trained model's rate. After training, a learned router is no longer a random draw: ``z`` then says how
-far it departs from the random-router theory, in units of that spread. LSH's matrices are
-fixed, so LSH keeps agreeing after training (only the cosines move).
+pairs (``v_pairs`` only), the one to quote for a trained model's rate. After training, a
+learned router is no longer a random draw: ``z`` then says how far it departs from the
+random-router theory, in units of that spread. LSH's matrices are fixed, so LSH keeps
+agreeing after training (only the cosines move).
 
 References:
     The paper, Theorem 1 and its proof in the supplement; Andoni et al. 2015 (Voronoi and

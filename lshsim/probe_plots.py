@@ -1,0 +1,127 @@
+"""Figures of the routing probe (:mod:`lshsim.t5.probe`): data in, Figure out.
+
+* :func:`plot_routing_init`: one panel per lookup, collision rate against the overlap ``f``
+  for every layer: the measured rates with their 95% intervals (markers), the theory given
+  the measured cosines (solid line) and the paper's idealisation, the theory at cosine ``f``
+  (dashed grey).
+* :func:`plot_routing_trained`: measured against predicted, one point per (layer, overlap),
+  at initialisation and after training, with the diagonal ``measured = predicted``.
+
+Figures are built with :class:`matplotlib.figure.Figure` (no pyplot state, any backend); save
+them with :func:`lshsim.plots.save_figure`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from lshsim.plots import CATEGORY_COLORS
+
+__all__ = ["plot_routing_init", "plot_routing_trained"]
+
+_THEORY = {"softmax": "Voronoi", "lsh": "SimHash", "tokenid": "token equality"}
+
+
+def _layers(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(r["layer"] for r in rows))
+
+
+def _column(rows, layer: str, key: str) -> np.ndarray:
+    return np.array([r[key] for r in rows if r["layer"] == layer], dtype=np.float64)
+
+
+def plot_routing_init(data: Mapping[str, Any]) -> Figure:
+    """Collision rate against ``f`` per layer, at initialisation, one panel per lookup.
+
+    Args:
+        data: ``{"lookups": {name: {"rows": [...], "buckets": n}}, "config": str}`` with the
+            probe's rows (:data:`lshsim.t5.probe.ROW_KEYS`).
+    """
+    lookups = data["lookups"]
+    fig = Figure(figsize=(4.2 * len(lookups), 3.8), layout="constrained")
+    axes = fig.subplots(1, len(lookups), squeeze=False)[0]
+    for ax, (name, entry) in zip(axes, lookups.items(), strict=True):
+        rows = entry["rows"]
+        for i, layer in enumerate(_layers(rows)):
+            color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
+            f = _column(rows, layer, "overlap")
+            m = _column(rows, layer, "measured")
+            lo, hi = _column(rows, layer, "ci_low"), _column(rows, layer, "ci_high")
+            ax.errorbar(
+                f + 0.006 * (i - 1.5),
+                m,
+                yerr=[m - lo, hi - m],
+                fmt="o",
+                ms=4,
+                mfc="none",
+                color=color,
+                capsize=2,
+                label=f"{layer} measured",
+            )
+            ax.plot(f, _column(rows, layer, "predicted"), "-", color=color, lw=1.2)
+        f = _column(rows, _layers(rows)[0], "overlap")
+        ax.plot(
+            f,
+            _column(rows, _layers(rows)[0], "predicted_at_f"),
+            "--",
+            color="0.45",
+            lw=1.2,
+            label="theory at cosine f",
+        )
+        ax.set_title(
+            f"{name} ({entry['buckets']} buckets): theory = {_THEORY.get(name, name)}",
+            fontsize="medium",
+        )
+        ax.set_xlabel("token overlap f of the sentence pair")
+        ax.set_ylabel("P(same bucket) at an aligned position")
+        ax.set_ylim(0, 1)
+        ax.set_xlim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[0].plot([], [], "-", color="0.2", label="theory given measured cosines")
+    axes[0].legend(fontsize="x-small", loc="upper left")
+    fig.suptitle(
+        f"Routing probe at initialisation ({data.get('config', '')}): measured (95% CI) vs theory",
+        fontsize="medium",
+    )
+    return fig
+
+
+def plot_routing_trained(data: Mapping[str, Any]) -> Figure:
+    """Measured against predicted per (layer, overlap), before and after training.
+
+    Args:
+        data: ``{"before": {"rows": [...]}, "after": {"rows": [...]}, "steps": int,
+            "lookup": str}``.
+    """
+    fig = Figure(figsize=(9.0, 4.2), layout="constrained")
+    axes = fig.subplots(1, 2, sharex=True, sharey=True)
+    titles = {"before": "at initialisation", "after": f"after {data['steps']} training steps"}
+    for ax, key in zip(axes, ("before", "after"), strict=True):
+        rows = data[key]["rows"]
+        for i, layer in enumerate(_layers(rows)):
+            color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
+            p = _column(rows, layer, "predicted")
+            m = _column(rows, layer, "measured")
+            lo, hi = _column(rows, layer, "ci_low"), _column(rows, layer, "ci_high")
+            ax.errorbar(
+                p, m, yerr=[m - lo, hi - m], fmt="o", ms=4, color=color, capsize=2, label=layer
+            )
+        ax.plot([0, 1], [0, 1], "--", color="0.5", lw=1, label="measured = predicted")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("equal")
+        ax.grid(alpha=0.3)
+        ax.set_title(titles[key], fontsize="medium")
+        ax.set_xlabel("predicted: random-router theory at the measured cosines")
+    axes[0].set_ylabel("measured collision rate (95% CI)")
+    axes[0].legend(fontsize="x-small", loc="upper left")
+    fig.suptitle(
+        f"{data['lookup']} router of {data.get('config', '')}: points on the diagonal route "
+        "like a random router",
+        fontsize="medium",
+    )
+    return fig
