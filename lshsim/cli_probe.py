@@ -31,6 +31,7 @@ the columns:
   at f       the theory at cosine f, the paper's idealisation (tokens replaced by their mean)
   z          (measured - predicted) / sd: near N(0, 1) for a random router, large when a
              trained router departs from the random-router theory
+  effective buckets  exp(entropy) of the buckets the layer used: a collapsed router uses few
 
 examples:
   lshsim probe --config tiny --lookup softmax                 # at initialisation
@@ -192,10 +193,10 @@ def _probe(args) -> int:
             f"[{r['ci_low']:.4f}, {r['ci_high']:.4f}] {r['predicted']:9.4f} "
             f"{r['predicted_at_f']:7.4f} {r['z']:6.2f}"
         )
-    print("per layer: mean (measured - predicted), rms z, predictions inside the CI")
+    print("per layer: mean (measured - predicted), rms z, predictions inside the CI, buckets used")
     for s in summary:
         print(
             f"{s['layer']:<10s} {s['mean_departure']:+.4f}  rms z {s['rms_z']:.2f}  "
-            f"inside {s['inside']}/{s['rows']}"
+            f"inside {s['inside']}/{s['rows']}  effective buckets {s['effective_buckets']:.1f}"
         )
     return 0

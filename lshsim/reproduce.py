@@ -371,14 +371,12 @@ def figure_function(name: str) -> Callable[[dict], Any]:
 
 
 def _summary_table(summaries: dict[str, list[dict]]) -> list[str]:
-    """One row per layer, columns per labelled summary (mean departure, rms z, inside)."""
+    """One row per layer; per labelled summary: mean departure, rms z, inside, buckets used."""
     labels = list(summaries)
-    head = "| layer | " + " | ".join(
-        f"{lab}: mean(measured - predicted) | {lab}: rms z | {lab}: inside CI" for lab in labels
-    )
-    lines = [head + " |", "| --- " * (1 + 3 * len(labels)) + "|"]
-    first = summaries[labels[0]]
-    for i, row in enumerate(first):
+    cols = ("mean(measured - predicted)", "rms z", "inside CI", "effective buckets")
+    head = "| layer | " + " | ".join(f"{lab}: {c}" for lab in labels for c in cols) + " |"
+    lines = [head, "| --- " * (1 + len(cols) * len(labels)) + "|"]
+    for i, row in enumerate(summaries[labels[0]]):
         cells = [row["layer"]]
         for lab in labels:
             s = summaries[lab][i]
@@ -386,6 +384,7 @@ def _summary_table(summaries: dict[str, list[dict]]) -> list[str]:
                 f"{s['mean_departure']:+.4f}",
                 f"{s['rms_z']:.2f}",
                 f"{s['inside']}/{s['rows']}",
+                f"{s['effective_buckets']:.1f}",
             ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines

@@ -87,6 +87,7 @@ ROW_KEYS = (
     "sd_router",
     "sd_pairs",
     "z",
+    "effective_buckets",
     "pairs",
     "positions",
 )
@@ -309,8 +310,9 @@ def layer_stats(
 
     Returns:
         ``name``, ``overlap``, ``collide`` (bool ``[S, L]``), ``cos`` (``[S, L]``), ``same``
-        (token equality ``[S, L]``), ``redrawn`` (mean rate of the re-drawn lookups, NaN
-        without) and ``v_router`` (their variance).
+        (token equality ``[S, L]``), ``effective_buckets`` (``exp`` of the entropy of the
+        buckets used: a collapsed router uses few), ``redrawn`` (mean rate of the re-drawn
+        lookups, NaN without) and ``v_router`` (their variance).
     """
     family, fparams = theory_family(config)
     (ba, xa), (bb, xb) = rec_a, rec_b
@@ -330,9 +332,12 @@ def layer_stats(
             seed,
         )
         redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
+    _, counts = np.unique(np.concatenate([ba.ravel(), bb.ravel()]), return_counts=True)
+    share = counts / counts.sum()
     return {
         "name": name,
         "overlap": overlap,
+        "effective_buckets": float(np.exp(-np.sum(share * np.log(share)))),
         "collide": ba == bb,
         "cos": _cosines(xa, xb),
         "same": same,
@@ -398,6 +403,7 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
                 "sd_router": math.sqrt(st["v_router"]),
                 "sd_pairs": math.sqrt(v_pairs),
                 "z": z,
+                "effective_buckets": st["effective_buckets"],
                 "pairs": int(pairs),
                 "positions": int(pairs * length),
             }
@@ -475,8 +481,8 @@ def summarise(rows: Sequence[dict]) -> list[dict[str, Any]]:
 
     Returns:
         One dict per layer: ``layer``, ``mean_departure`` (mean of measured - predicted over
-        the overlaps), ``max_abs_z``, ``rms_z`` and ``inside`` (rows whose interval contains
-        the prediction) out of ``rows``.
+        the overlaps), ``max_abs_z``, ``rms_z``, ``inside`` (rows whose interval contains
+        the prediction) out of ``rows``, and ``effective_buckets`` (mean over the overlaps).
     """
     layers: dict[str, list] = {}
     for r in rows:
@@ -491,6 +497,7 @@ def summarise(rows: Sequence[dict]) -> list[dict[str, Any]]:
                 "max_abs_z": float(np.max(np.abs(z))),
                 "rms_z": float(np.sqrt(np.mean(z**2))),
                 "inside": sum(r["ci_low"] <= r["predicted"] <= r["ci_high"] for r in rs),
+                "effective_buckets": float(np.mean([r["effective_buckets"] for r in rs])),
                 "rows": len(rs),
             }
         )

@@ -172,6 +172,7 @@ def test_random_lookups_agree_with_the_theory_at_initialisation(lookup, extra):
     assert inside >= 10, [(r["layer"], r["overlap"], r["z"]) for r in result]
     assert max(abs(r["z"]) for r in result) <= 4
     for r in result:
+        assert 1.0 <= r["effective_buckets"] <= 16.0
         assert abs(r["redrawn"] - r["predicted"]) <= 4 * r["sd_router"] / np.sqrt(24) + 1e-12
         assert 0 <= r["pairs_low"] <= r["measured"] <= r["pairs_high"] <= 1
     summary = probe.summarise(result)
@@ -196,7 +197,8 @@ def test_tokenid_collides_exactly_where_tokens_are_equal():
 
 def test_a_collapsed_router_is_reported_as_departing():
     """The probe can fail: a router whose columns are all zero sends every token to bucket 0,
-    so it collides always, far above the random-router prediction (z > 10, outside CI)."""
+    so it collides always, far above the random-router prediction (z > 10, outside CI), and
+    it uses one bucket."""
     config = PROBED.replace(lookup="softmax", buckets=16)
     params = probe.initial_params(config, 0)
     params = jax.tree_util.tree_map_with_path(
@@ -205,7 +207,7 @@ def test_a_collapsed_router_is_reported_as_departing():
     rows, ids = _corpus_source(config)
     result = probe.probe(config, params, rows, ids, overlaps=(0.3,), samples=16, router_draws=8)
     for r in result:
-        assert r["measured"] == 1.0
+        assert r["measured"] == 1.0 and r["effective_buckets"] == 1.0
         assert r["z"] > 10 and not r["ci_low"] <= r["predicted"] <= r["ci_high"]
 
 
