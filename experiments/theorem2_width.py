@@ -12,7 +12,7 @@ median, the ratio A/B, the exact constructions' errors) atomically and draws
 <out>/theorem2_width.png and .svg. Statement, proofs and measured numbers: proofs/theorem2.md.
 
 Examples:
-  python experiments/theorem2_width.py              # DEFAULT: d = 4 and 8, 3 seeds (~5 min)
+  python experiments/theorem2_width.py              # DEFAULT: d = 4 and 8, 3 seeds (~6 min)
   python experiments/theorem2_width.py --quick      # d = 4, 2 seeds (~35 s)
   python experiments/theorem2_width.py --seed 1 --seeds 5 --out /tmp/t2 --json --no-plot
 """
