@@ -7,7 +7,8 @@ smallest width whose held-out normalised MSE (1 - R^2) reaches the target loss:
   A  the lookup E(u) is added to the input only        (theory: exact at width 2d)
   B  a lookup at every layer and per-u output weights  (theory: exact at width d)
 
-Writes <out>/theorem2_width.json (config, seed, every run, minimal widths per seed and their
+Writes <out>/theorem2_width.json ({"config", "seed", "data"}, as `lshsim reproduce` does; data:
+every run, minimal widths per seed and their
 median, the ratio A/B, the exact constructions' errors) atomically and draws
 <out>/theorem2_width.png and .svg. Statement, proofs and measured numbers: proofs/theorem2.md.
 
@@ -134,7 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = theorem2.run_sweep(
         config, args.seed, progress=lambda msg: print(f"[{PROG}] {msg}", file=sys.stderr)
     )
-    doc = {**result, "elapsed_s": round(time.perf_counter() - start, 1)}
+    # the layout `lshsim reproduce` writes for its studies: config, seed, data
+    doc = {
+        "config": result["config"],
+        "seed": args.seed,
+        "data": result,
+        "elapsed_s": round(time.perf_counter() - start, 1),
+    }
     text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     write_atomic(args.out / "theorem2_width.json", text)
     if not args.no_plot:

@@ -59,6 +59,7 @@ class Config:
     probe_samples: int
     probe_draws: int
     probe_steps: int
+    width_sweep: str
 
 
 DEFAULT = Config(
@@ -80,6 +81,7 @@ DEFAULT = Config(
     probe_samples=128,
     probe_draws=32,
     probe_steps=400,
+    width_sweep="default",
 )
 QUICK = Config(
     overlaps=(0.1, 0.5, 0.9),
@@ -100,6 +102,7 @@ QUICK = Config(
     probe_samples=24,
     probe_draws=8,
     probe_steps=30,
+    width_sweep="quick",
 )
 
 
@@ -328,6 +331,16 @@ def routing_trained(cfg: Config, seed: int) -> dict:
     }
 
 
+def theorem2_width(cfg: Config, seed: int) -> dict:
+    """Theorem 2's width sweep (:mod:`lshsim.theorem2`): input-only vs upper-layer lookups."""
+    from lshsim import theorem2
+
+    sweep = theorem2.DEFAULT if cfg.width_sweep == "default" else theorem2.QUICK
+    data = theorem2.run_sweep(sweep, seed)
+    data.pop("elapsed_s", None)  # timings stay out of the numbers
+    return data
+
+
 STUDIES: dict[str, Callable[[Config, int], dict]] = {
     "collision_vs_n": collision_vs_n,
     "rho_vs_f": rho_vs_f,
@@ -336,6 +349,7 @@ STUDIES: dict[str, Callable[[Config, int], dict]] = {
     "tokenid_vs_minhash": tokenid_vs_minhash,
     "routing_init": routing_init,
     "routing_trained": routing_trained,
+    "theorem2_width": theorem2_width,
 }
 
 CAPTIONS = {
@@ -356,6 +370,9 @@ CAPTIONS = {
     "routing_trained": "The softmax router before and after training: measured against "
     "predicted (random-router theory at the measured cosines); training moves the points off "
     "the diagonal.",
+    "theorem2_width": "Theorem 2: held-out loss against width / d for the input-only lookup "
+    "(A) and the lookup fed to the upper layers too (B), with the target loss and each "
+    "architecture's minimal width.",
 }
 
 
@@ -365,6 +382,10 @@ def figure_function(name: str) -> Callable[[dict], Any]:
         from lshsim import probe_plots
 
         return getattr(probe_plots, f"plot_{name}")
+    if name == "theorem2_width":
+        from lshsim.theorem2_plots import width_figure
+
+        return width_figure
     from lshsim import plots
 
     return plots.FIGURES[name]
@@ -421,6 +442,45 @@ def _model_sections(studies: dict) -> list[str]:
         lines += _summary_table(
             {"init": trained["before"]["summary"], "trained": trained["after"]["summary"]}
         )
+    width = studies.get("theorem2_width")
+    if width:
+        lines += _theorem2_section(width)
+    return lines
+
+
+def _width_text(w) -> str:
+    return "not reached" if w is None else f"{w:g}"
+
+
+def _theorem2_section(data: dict) -> list[str]:
+    """REPORT.md's Theorem 2 table: minimal width per architecture, per d and target."""
+    c = data["config"]
+    lines = [
+        "",
+        "## Theorem 2: minimal width, input-only (A) vs upper-layer (B) lookups",
+        "",
+        f"Statement and proofs: `proofs/theorem2.md`. Task `<Psi(u), Phi(q)>`, teacher depth "
+        f"{c['teacher_depth']}, N = {c['n_categories']} categories, students of depth "
+        f"{c['student_depth']}, {c['steps']} steps, {c['seeds']} seeds; minimal swept width "
+        "whose held-out normalised MSE reaches the target (median over seeds). Theory: d for "
+        "B, 2d for A.",
+        "",
+        "| d | target | A: minimal width (per seed) | B: minimal width (per seed) | A / B |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    targets = {str(c["target_loss"]): data}
+    targets.update(data.get("by_target", {}))
+    for tgt in sorted(targets, key=float):
+        block = targets[tgt]
+        for d, per in block["minimal"].items():
+            cells = [d, tgt]
+            for arch in ("A", "B"):
+                m = per[arch]
+                seeds = ", ".join(_width_text(w) for w in m["per_seed"])
+                cells.append(f"{_width_text(m['median'])} ({seeds})")
+            ratio = block["ratio"].get(d)
+            cells.append("-" if ratio is None else f"{ratio:.2f}")
+            lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 

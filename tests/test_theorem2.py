@@ -341,6 +341,6 @@ def test_script_smoke_run_writes_json_and_figure(tmp_path, smoke_runs):
     assert rc == 0
     doc = json.loads((tmp_path / "theorem2_width.json").read_text())
     assert doc["seed"] == 0 and doc["config"]["dims"] == list(t2.SMOKE.dims)
-    assert doc["rows"] == smoke_runs[0]["rows"]
+    assert doc["data"]["rows"] == smoke_runs[0]["rows"]
     assert (tmp_path / "theorem2_width.png").stat().st_size > 0
     assert (tmp_path / "theorem2_width.svg").stat().st_size > 0
