@@ -94,34 +94,40 @@ def plot_routing_trained(data: Mapping[str, Any]) -> Figure:
     """Measured against predicted per (layer, overlap), before and after training.
 
     Args:
-        data: ``{"before": {"rows": [...]}, "after": {"rows": [...]}, "steps": int,
-            "lookup": str}``.
+        data: ``{"lookups": {name: {"before": {"rows": [...]}, "after": {"rows": [...]},
+            "steps": int, "buckets": int}}, "config": str}``; one row of panels per lookup.
     """
-    fig = Figure(figsize=(9.0, 4.2), layout="constrained")
-    axes = fig.subplots(1, 2, sharex=True, sharey=True)
-    titles = {"before": "at initialisation", "after": f"after {data['steps']} training steps"}
-    for ax, key in zip(axes, ("before", "after"), strict=True):
-        rows = data[key]["rows"]
-        for i, layer in enumerate(_layers(rows)):
-            color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
-            p = _column(rows, layer, "predicted")
-            m = _column(rows, layer, "measured")
-            lo, hi = _column(rows, layer, "ci_low"), _column(rows, layer, "ci_high")
-            ax.errorbar(
-                p, m, yerr=[m - lo, hi - m], fmt="o", ms=4, color=color, capsize=2, label=layer
-            )
-        ax.plot([0, 1], [0, 1], "--", color="0.5", lw=1, label="measured = predicted")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_aspect("equal")
-        ax.grid(alpha=0.3)
-        ax.set_title(titles[key], fontsize="medium")
-        ax.set_xlabel("predicted: random-router theory at the measured cosines")
-    axes[0].set_ylabel("measured collision rate (95% CI)")
-    axes[0].legend(fontsize="x-small", loc="upper left")
+    lookups = data["lookups"]
+    fig = Figure(figsize=(8.6, 4.1 * len(lookups)), layout="constrained")
+    axes = fig.subplots(len(lookups), 2, sharex=True, sharey=True, squeeze=False)
+    for row, (name, entry) in zip(axes, lookups.items(), strict=True):
+        titles = {
+            "before": f"{name} ({entry['buckets']} buckets) at initialisation",
+            "after": f"{name} after {entry['steps']} training steps",
+        }
+        for ax, key in zip(row, ("before", "after"), strict=True):
+            rows = entry[key]["rows"]
+            for i, layer in enumerate(_layers(rows)):
+                color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
+                p = _column(rows, layer, "predicted")
+                m = _column(rows, layer, "measured")
+                lo, hi = _column(rows, layer, "ci_low"), _column(rows, layer, "ci_high")
+                ax.errorbar(
+                    p, m, yerr=[m - lo, hi - m], fmt="o", ms=4, color=color, capsize=2, label=layer
+                )
+            ax.plot([0, 1], [0, 1], "--", color="0.5", lw=1, label="measured = predicted")
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1)
+            ax.set_aspect("equal")
+            ax.grid(alpha=0.3)
+            ax.set_title(titles[key], fontsize="medium")
+            ax.set_ylabel("measured collision rate (95% CI)")
+        row[0].legend(fontsize="x-small", loc="upper left")
+    for ax in axes[-1]:
+        ax.set_xlabel("predicted: random-lookup theory at the measured cosines")
     fig.suptitle(
-        f"{data['lookup']} router of {data.get('config', '')}: points on the diagonal route "
-        "like a random router",
+        f"Routing probe of {data.get('config', '')} before and after training: on the diagonal "
+        "= routes like a random lookup",
         fontsize="medium",
     )
     return fig

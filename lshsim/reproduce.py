@@ -292,14 +292,19 @@ def routing_init(cfg: Config, seed: int) -> dict:
     return out
 
 
-def routing_trained(cfg: Config, seed: int) -> dict:
-    """Train a softmax-lookup model briefly and probe it before (its step 0) and after."""
+#: lookups trained by ``routing_trained``: the learned router, and LSH as the control whose
+#: hash functions stay fixed (only the layer inputs can adapt to them)
+TRAINED_LOOKUPS = ("softmax", "lsh")
+
+
+def _trained_probe(cfg: Config, lookup: str, seed: int) -> dict:
+    """Train a ``lookup`` model briefly; probe it at its step 0 and after."""
     import tempfile
 
     from lshsim.t5 import probe
     from lshsim.t5.run import train
 
-    config = _probe_config("softmax")
+    config = _probe_config(lookup)
     with tempfile.TemporaryDirectory(prefix="lshsim-probe-") as tmp:
         run_dir = Path(tmp) / "run"
         summary = train(
@@ -317,17 +322,21 @@ def routing_trained(cfg: Config, seed: int) -> dict:
     before = _probe_rows(cfg, config, probe.initial_params(config, seed), rows, ids, seed)
     after = _probe_rows(cfg, config, trained, rows, ids, seed)
     return {
-        "config": PROBE_CONFIG,
-        "lookup": "softmax",
         "buckets": config.num_buckets,
         "steps": step,
-        "train": {
-            **PROBE_TRAIN,
-            "loss_before": summary["initial_eval"]["loss"],
-            "loss_after": summary["final_eval"]["loss"],
-        },
+        "loss_before": summary["initial_eval"]["loss"],
+        "loss_after": summary["final_eval"]["loss"],
         "before": {"rows": before, "summary": probe.summarise(before)},
         "after": {"rows": after, "summary": probe.summarise(after)},
+    }
+
+
+def routing_trained(cfg: Config, seed: int) -> dict:
+    """The probe before and after a short training run, per lookup of :data:`TRAINED_LOOKUPS`."""
+    return {
+        "config": PROBE_CONFIG,
+        "train": {**PROBE_TRAIN, "steps": cfg.probe_steps},
+        "lookups": {lookup: _trained_probe(cfg, lookup, seed) for lookup in TRAINED_LOOKUPS},
     }
 
 
@@ -367,9 +376,9 @@ CAPTIONS = {
     "measured rate at which the two sentences of a pair send an aligned token to one bucket "
     "(95% CI: sentence pairs and re-drawn random lookups), the theory given the measured "
     "cosines (solid), and the theory at cosine f (dashed).",
-    "routing_trained": "The softmax router before and after training: measured against "
-    "predicted (random-router theory at the measured cosines); training moves the points off "
-    "the diagonal.",
+    "routing_trained": "The softmax router and the LSH lookup before and after training: "
+    "measured against predicted (the random-lookup theory at the measured cosines); points "
+    "off the diagonal route unlike a random lookup.",
     "theorem2_width": "Theorem 2: held-out loss against width / d for the input-only lookup "
     "(A) and the lookup fed to the upper layers too (B), with the target loss and each "
     "architecture's minimal width.",
@@ -430,18 +439,20 @@ def _model_sections(studies: dict) -> list[str]:
     trained = studies.get("routing_trained")
     if trained:
         tr = trained["train"]
-        lines += [
-            "",
-            f"## The {trained['lookup']} router after {trained['steps']} training steps",
-            "",
-            f"`{trained['config']}` with {trained['buckets']} buckets, batch {tr['batch_size']}, "
-            f"{tr['input_length']} input tokens; held-out loss {tr['loss_before']:.3f} -> "
-            f"{tr['loss_after']:.3f}. Departure from the random-router theory per layer:",
-            "",
-        ]
-        lines += _summary_table(
-            {"init": trained["before"]["summary"], "trained": trained["after"]["summary"]}
-        )
+        for lookup, entry in trained["lookups"].items():
+            lines += [
+                "",
+                f"## The {lookup} lookup after {entry['steps']} training steps",
+                "",
+                f"`{trained['config']}` with {entry['buckets']} buckets, batch "
+                f"{tr['batch_size']}, {tr['input_length']} input tokens; held-out loss "
+                f"{entry['loss_before']:.3f} -> {entry['loss_after']:.3f}. Departure from the "
+                "random-lookup theory per layer, at the run's step 0 and after training:",
+                "",
+            ]
+            lines += _summary_table(
+                {"init": entry["before"]["summary"], "trained": entry["after"]["summary"]}
+            )
     width = studies.get("theorem2_width")
     if width:
         lines += _theorem2_section(width)
