@@ -34,6 +34,14 @@ def _column(rows, layer: str, key: str) -> np.ndarray:
     return np.array([r[key] for r in rows if r["layer"] == layer], dtype=np.float64)
 
 
+def _errorbars(ax, rows, layer: str, i: int, x: np.ndarray, **kw) -> None:
+    """A layer's measured rates at ``x`` with their 95% intervals, in the layer's colour."""
+    m = _column(rows, layer, "measured")
+    lo, hi = _column(rows, layer, "ci_low"), _column(rows, layer, "ci_high")
+    color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
+    ax.errorbar(x, m, yerr=[m - lo, hi - m], fmt="o", ms=4, color=color, capsize=2, **kw)
+
+
 def plot_routing_init(data: Mapping[str, Any]) -> Figure:
     """Collision rate against ``f`` per layer, at initialisation, one panel per lookup.
 
@@ -47,21 +55,11 @@ def plot_routing_init(data: Mapping[str, Any]) -> Figure:
     for ax, (name, entry) in zip(axes, lookups.items(), strict=True):
         rows = entry["rows"]
         for i, layer in enumerate(_layers(rows)):
-            color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
             f = _column(rows, layer, "overlap")
-            m = _column(rows, layer, "measured")
-            lo, hi = _column(rows, layer, "ci_low"), _column(rows, layer, "ci_high")
-            ax.errorbar(
-                f + 0.006 * (i - 1.5),
-                m,
-                yerr=[m - lo, hi - m],
-                fmt="o",
-                ms=4,
-                mfc="none",
-                color=color,
-                capsize=2,
-                label=f"{layer} measured",
+            _errorbars(
+                ax, rows, layer, i, f + 0.006 * (i - 1.5), mfc="none", label=f"{layer} measured"
             )
+            color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
             ax.plot(f, _column(rows, layer, "predicted"), "-", color=color, lw=1.2)
         f = _column(rows, _layers(rows)[0], "overlap")
         ax.plot(
@@ -108,13 +106,7 @@ def plot_routing_trained(data: Mapping[str, Any]) -> Figure:
         for ax, key in zip(row, ("before", "after"), strict=True):
             rows = entry[key]["rows"]
             for i, layer in enumerate(_layers(rows)):
-                color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
-                p = _column(rows, layer, "predicted")
-                m = _column(rows, layer, "measured")
-                lo, hi = _column(rows, layer, "ci_low"), _column(rows, layer, "ci_high")
-                ax.errorbar(
-                    p, m, yerr=[m - lo, hi - m], fmt="o", ms=4, color=color, capsize=2, label=layer
-                )
+                _errorbars(ax, rows, layer, i, _column(rows, layer, "predicted"), label=layer)
             ax.plot([0, 1], [0, 1], "--", color="0.5", lw=1, label="measured = predicted")
             ax.set_xlim(0, 1)
             ax.set_ylim(0, 1)

@@ -280,9 +280,10 @@ def routing_init(cfg: Config, seed: int) -> dict:
     from lshsim.t5 import probe
 
     out = {"config": PROBE_CONFIG, "lookups": {}}
+    # the sentences depend on the corpus, seed and tokenizer size only: shared by the lookups
+    rows, ids = probe.sentence_source(_probe_config("tokenid"), seed=seed)
     for lookup in ("softmax", "lsh", "tokenid"):
         config = _probe_config(lookup)
-        rows, ids = probe.sentence_source(config, seed=seed)
         result = _probe_rows(cfg, config, probe.initial_params(config, seed), rows, ids, seed)
         out["lookups"][lookup] = {
             "buckets": config.num_buckets,

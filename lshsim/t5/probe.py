@@ -537,35 +537,22 @@ def sentence_source(
         run: a run directory (its tokenizer and held-out split), or ``None``.
     """
     from lshsim.t5 import checkpoint as ckpt
-    from lshsim.t5.corpus import load_corpus, split_documents
-    from lshsim.t5.tokenizer import Tokenizer, train_tokenizer
+    from lshsim.t5.run import _options, held_out_tokenizer
 
     length = check_int("length", length, 2)
     if run is not None:
         _, opts = ckpt.read_run(run)
-        corpus, seed = opts["corpus"], opts["seed"]
-        eval_fraction = opts["eval_fraction"]
     else:
-        eval_fraction = 0.05
-    docs = load_corpus(corpus)
-    train_docs, eval_docs = split_documents(docs, eval_fraction, seed=seed)
-    if run is not None and (run / ckpt.TOKENIZER_FILE).is_file():
-        tok = Tokenizer.load(run / ckpt.TOKENIZER_FILE)
-    else:
-        tok = train_tokenizer(train_docs, config.num_pieces, seed=seed)
+        opts = _options(config, corpus=corpus, seed=seed)
+    tok, eval_docs = held_out_tokenizer(config, opts, run)
     return held_out_rows(eval_docs, tok, length), ordinary_ids(tok)
 
 
 def checkpoint_params(run: str | Path, step: int | None = None) -> tuple[T5Config, Any, int]:
     """``(config, params, step)`` of a run's checkpoint (default: the latest)."""
-    from lshsim.t5 import checkpoint as ckpt
-    from lshsim.t5.train import abstract_state, make_optimizer
+    from lshsim.t5.run import restore_run
 
-    run = Path(run)
-    config, opts = ckpt.read_run(run)
-    optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
-    with ckpt.manager(run, read_only=True) as mngr:
-        state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
+    config, _, state = restore_run(run, step)
     return config, state["params"], int(state["step"])
 
 

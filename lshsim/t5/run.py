@@ -353,6 +353,36 @@ def train(
         }
 
 
+def restore_run(out: str | Path, step: int | None = None) -> tuple[T5Config, dict, dict]:
+    """``(config, options, state)`` of a recorded run's checkpoint (default: the latest).
+
+    ``state`` holds ``params``, ``opt_state`` and ``step``, restored on the host.
+    """
+    from lshsim.t5.train import abstract_state, make_optimizer
+
+    out = Path(out)
+    config, opts = ckpt.read_run(out)
+    optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
+    with ckpt.manager(out, read_only=True) as mngr:
+        state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
+    return config, opts, state
+
+
+def held_out_tokenizer(config: T5Config, opts: dict[str, Any], out: Path | None):
+    """The tokenizer and held-out documents a run (``out``) uses, or would use with ``opts``.
+
+    A recorded run's saved tokenizer is reused; otherwise one is trained (and cached) on the
+    training split, as :func:`train` does.
+    """
+    from lshsim.t5.corpus import load_corpus, split_documents
+
+    docs = load_corpus(opts["corpus"])
+    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
+    reuse = out is not None
+    tok = _tokenizer(config, opts, Path(out) if reuse else Path("."), train_docs, reuse=reuse)
+    return tok, eval_docs
+
+
 def evaluate_run(
     checkpoint: str | Path,
     *,
@@ -386,20 +416,17 @@ def evaluate_run(
     """
     import jax
 
-    from lshsim.t5.train import abstract_state, evaluate, make_eval_step, make_optimizer
+    from lshsim.t5.train import evaluate, make_eval_step
 
     if examples is not None:
         examples = check_int("examples", examples, 1)
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, 1)
     out = Path(checkpoint)
-    config, opts = ckpt.read_run(out)
+    config, opts, state = restore_run(out, step)
     if examples is None:
         examples = opts["eval_batches"] * opts["batch_size"]
     batch = min(batch_size or opts["batch_size"], examples)
-    optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
-    with ckpt.manager(out, read_only=True) as mngr:
-        state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
     tok, ds = _held_out(config, opts, out)
     batches = ds.eval_batches(batch, -(-examples // batch))
     eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
