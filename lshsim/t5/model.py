@@ -52,6 +52,30 @@ from lshsim.t5.configs import T5Config
 MASK_BIAS = -1e10
 
 
+@jax.custom_vjp
+def add_position_bias(logits: jax.Array, bias: jax.Array) -> jax.Array:
+    """``logits [B, H, q, k] + bias [1, H, q, k]``; the bias gradient sums over the batch.
+
+    The same value and gradient as ``logits + bias``. The gradient's batch sum is written as
+    a product with a vector of ones: XLA:CPU reduces over the leading axis of ``[B, H, q, k]``
+    about 25x slower than the equivalent matrix-vector product (17 ms vs 0.7 ms for tiny's
+    batch of 32, measured; 7% of a train step before this change).
+    """
+    return logits + bias
+
+
+def _add_position_bias_fwd(logits, bias):
+    return logits + bias, logits.shape[0]
+
+
+def _add_position_bias_bwd(batch, g):
+    ones = jnp.ones((batch,), g.dtype)
+    return g, jnp.einsum("b,bhqk->hqk", ones, g)[None]
+
+
+add_position_bias.defvjp(_add_position_bias_fwd, _add_position_bias_bwd)
+
+
 def _init(scale: float, mode: str = "fan_in", dist: str = "truncated_normal"):
     """T5X's variance-scaling initialiser (truncated normal for MLP and logits)."""
     return nn.initializers.variance_scaling(scale, mode, dist)
@@ -147,7 +171,14 @@ class Attention(nn.Module):
 
     @nn.compact
     def __call__(self, xq, xkv, bias, deterministic: bool = True):
-        """Attend from ``xq [B, q, d]`` to ``xkv [B, k, d]`` with additive ``bias``."""
+        """Attend from ``xq [B, q, d]`` to ``xkv [B, k, d]``.
+
+        ``bias = (position, mask)``: the stack's position bias ``[1, H, q, k]`` (None for
+        cross-attention) and the additive mask ``[B, 1, q, k]``, both added to the logits.
+        Kept apart rather than summed into one ``[B, H, q, k]`` array per stack, which cost
+        a write and a read of that array per layer.
+        """
+        position, mask = bias
         cfg = self.config
         dt = jnp.dtype(cfg.dtype)
         inner = cfg.num_heads * cfg.d_kv
@@ -160,7 +191,10 @@ class Attention(nn.Module):
         q = q.reshape(b, lq, cfg.num_heads, cfg.d_kv)
         k = k.reshape(b, lk, cfg.num_heads, cfg.d_kv)
         v = v.reshape(b, lk, cfg.num_heads, cfg.d_kv)
-        logits = jnp.einsum("bqhd,bkhd->bhqk", q, k).astype(jnp.float32) + bias
+        logits = jnp.einsum("bqhd,bkhd->bhqk", q, k).astype(jnp.float32)
+        if position is not None:
+            logits = add_position_bias(logits, position)
+        logits = logits + mask
         weights = jax.nn.softmax(logits, axis=-1)
         weights = nn.Dropout(cfg.dropout_rate)(weights, deterministic=deterministic)
         out = jnp.einsum("bhqk,bkhd->bqhd", weights.astype(dt), v).reshape(b, lq, inner)
@@ -318,8 +352,8 @@ class Encoder(nn.Module):
         x = self.embedder(tokens)
         valid = tokens > 0
         length = tokens.shape[1]
-        bias = _stack_bias(cfg, bidirectional=True)(length, length)
-        bias = bias + _mask_bias(valid[:, :, None] & valid[:, None, :])
+        position = _stack_bias(cfg, bidirectional=True)(length, length)
+        bias = (position, _mask_bias(valid[:, :, None] & valid[:, None, :]))
 
         def layer(i):
             mod = EncoderLayer(cfg, i, name=f"layers_{i}")
@@ -357,9 +391,9 @@ class Decoder(nn.Module):
             dec_valid = jnp.ones(decoder_input_tokens.shape, dtype=bool)
         else:
             dec_valid = decoder_target_tokens > 0
-        self_bias = _stack_bias(cfg, bidirectional=False)(t, t)
-        self_bias = self_bias + _mask_bias(causal & dec_valid[:, :, None] & dec_valid[:, None, :])
-        cross_bias = _mask_bias(dec_valid[:, :, None] & enc_valid[:, None, :])
+        position = _stack_bias(cfg, bidirectional=False)(t, t)
+        self_bias = (position, _mask_bias(causal & dec_valid[:, :, None] & dec_valid[:, None, :]))
+        cross_bias = (None, _mask_bias(dec_valid[:, :, None] & enc_valid[:, None, :]))
 
         def layer(i):
             mod = DecoderLayer(cfg, i, name=f"layers_{i}")

@@ -58,6 +58,19 @@ def make_optimizer(
     )
 
 
+def first_argmax(x: jax.Array) -> jax.Array:
+    """``jnp.argmax(x, axis=-1)`` (the first index of the maximum; NaN counts as the maximum).
+
+    Written as the smallest index whose entry equals the row maximum: one max and one min
+    reduction, which XLA:CPU runs about 4x faster than ``argmax``'s (value, index) reduction
+    (4.4 ms of tiny's train step on ``[32, 29, 2176]`` logits, measured).
+    """
+    top = jnp.max(x, axis=-1, keepdims=True)
+    index = jax.lax.broadcasted_iota(jnp.int32, x.shape, x.ndim - 1)
+    hit = (x == top) | jnp.isnan(x)
+    return jnp.min(jnp.where(hit, index, x.shape[-1]), axis=-1)
+
+
 def cross_entropy(
     logits: jax.Array,
     targets: jax.Array,
@@ -83,7 +96,7 @@ def cross_entropy(
     lse = jax.nn.logsumexp(logits, axis=-1)
     target_logit = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
     ce = lse - target_logit
-    correct = (jnp.argmax(logits, axis=-1) == targets).astype(jnp.float32)
+    correct = (first_argmax(logits) == targets).astype(jnp.float32)
     sums = {
         "loss": jnp.sum(ce * weights),
         "z_loss": jnp.sum(z_loss * lse**2 * weights),

@@ -13,7 +13,12 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
 from lshsim.t5.configs import CONFIGS, TABLE3, get_config, padded_vocab  # noqa: E402
-from lshsim.t5.model import T5, init_params, relative_position_bucket  # noqa: E402
+from lshsim.t5.model import (  # noqa: E402
+    T5,
+    add_position_bias,
+    init_params,
+    relative_position_bucket,
+)
 from lshsim.t5.params import count_params  # noqa: E402
 
 
@@ -160,3 +165,21 @@ def test_init_scales_follow_t5x(micro):
     q, k = np.asarray(att["query"]["kernel"]), np.asarray(att["key"]["kernel"])
     assert abs(q.std() / (cfg.d_model * cfg.d_kv) ** -0.5 - 1) < 0.05
     assert abs(k.std() / cfg.d_model**-0.5 - 1) < 0.05
+
+
+def test_position_bias_gradient_is_the_batch_sum():
+    """add_position_bias: value and both gradients equal those of the broadcast add."""
+    rng = np.random.default_rng(3)
+    logits = jnp.asarray(rng.normal(size=(5, 2, 3, 4)).astype(np.float32))
+    bias = jnp.asarray(rng.normal(size=(1, 2, 3, 4)).astype(np.float32))
+    w = jnp.asarray(rng.normal(size=(5, 2, 3, 4)).astype(np.float32))
+
+    def loss(f):
+        return lambda a, b: jnp.sum(jnp.sin(f(a, b)) * w)
+
+    np.testing.assert_array_equal(add_position_bias(logits, bias), logits + bias)
+    got = jax.grad(loss(add_position_bias), argnums=(0, 1))(logits, bias)
+    want = jax.grad(loss(jnp.add), argnums=(0, 1))(logits, bias)
+    for g, h in zip(got, want, strict=True):
+        assert g.shape == h.shape
+        np.testing.assert_allclose(g, h, rtol=1e-5, atol=1e-6)
