@@ -1,0 +1,150 @@
+"""T5 cases of ``experiments/bench_peers.py``: the train step against transformers, and AltUp.
+
+* ``t5``: lshsim's jitted train step (forward, backward, Adafactor) against Hugging Face's
+  ``T5ForConditionalGeneration`` on torch, same config, weights and batch, timed by
+  :func:`bench_t5.bench_config` (interleaved blocks of steps; the first losses must agree).
+  Each row also carries the roofline: the step's model FLOPs (XLA's count,
+  :func:`lshsim.t5.cost.flops_per_token`), the FLOP rate each framework reached, and the
+  machine's SGEMM rate measured in the same run (a large float32 NumPy matmul). Since
+  every framework's step time is at least FLOPs / SGEMM rate, ``sgemm / torch rate`` bounds
+  the ratio any implementation could reach against torch on this machine.
+* ``altup``: the AltUp K=2 step against the baseline step (:func:`bench_memory.bench_config`),
+  in two forms: ``collapsed`` (the K blocks are summed before cross-attention and the output
+  layer, so only Algorithm 2's layer stack differs from the baseline) and ``wide`` (the
+  paper's Table 3 model: cross-attention keys/values and the output layer read all ``K d``
+  features). The wide model does more FLOPs than the baseline by construction; its row
+  reports XLA's FLOP ratio beside the time ratio.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from peers_timing import row
+
+#: Batches of the T5 comparison (bench_t5's defaults).
+BATCH = {"tiny": 32, "small": 8}
+#: (timed steps, untimed warm-up steps, alternated rounds) per config, full and quick.
+STEPS = {
+    False: {"tiny": (30, 3, 5), "small": (6, 1, 3)},
+    True: {"tiny": (8, 1, 2), "small": (2, 1, 2)},
+}
+#: Steps per round of the AltUp comparison, full and quick.
+ALTUP_STEPS = {False: {"tiny": (10, 4), "small": (2, 3)}, True: {"tiny": (3, 2)}}
+
+
+def sgemm_rate(size: int = 2048, repeats: int = 5) -> float:
+    """FLOP/s of a float32 ``size^3`` NumPy matmul (best of ``repeats``): the GEMM rate."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    best = np.inf
+    for _ in range(repeats + 1):  # the first warms BLAS's threads
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * size**3 / best
+
+
+def step_flops(name: str, batch: int) -> float:
+    """XLA's FLOP count of one training step's forward and backward pass for ``name``."""
+    from bench_t5 import lengths
+
+    from lshsim.t5.configs import get_config
+    from lshsim.t5.cost import flops_per_token
+
+    cfg = get_config(name)
+    length, targets = lengths(cfg)
+    per_token = flops_per_token(cfg, input_length=length, target_length=targets)
+    return per_token["train_flops_per_token"] * batch * (length + targets)
+
+
+def t5_case(quick: bool) -> list[dict[str, Any]]:
+    """Train step of tiny and small (quick: tiny and small, fewer steps) against transformers."""
+    import bench_t5
+
+    rows = []
+    for name in ("tiny", "small"):
+        steps, warmup, rounds = STEPS[quick][name]
+        r = bench_t5.bench_config(name, BATCH[name], steps, warmup, rounds, seed=0)
+        flops = step_flops(name, BATCH[name])
+        peak = sgemm_rate()
+        jax_rate = flops / r["jax_s_per_step"]
+        torch_rate = flops / r["torch_s_per_step"]
+        rows.append(
+            row(
+                f"T5 {name} train step, batch {r['batch']}, lengths "
+                f"{r['input_length']}/{r['target_length']}, CPU",
+                ratio=r["ratio"],
+                goal=1.5,
+                op=">=",
+                measure="torch time / lshsim time",
+                ours="lshsim jax.jit train step (Adafactor)",
+                peer="transformers T5ForConditionalGeneration + HF Adafactor (torch CPU)",
+                ours_s=r["jax_s_per_step"],
+                peer_s=r["torch_s_per_step"],
+                checks={"same_first_loss": r["loss_agrees"]},
+                ours_iqr_s=r["jax_iqr_s"],
+                peer_iqr_s=r["torch_iqr_s"],
+                loss_rel_diff=r["loss_rel_diff"],
+                step_gflop=flops / 1e9,
+                jax_gflops=jax_rate / 1e9,
+                torch_gflops=torch_rate / 1e9,
+                sgemm_gflops=peak / 1e9,
+                ratio_bound=peak / torch_rate,
+                note=(
+                    f"{flops / 1e9:.1f} GFLOP per step: lshsim {jax_rate / 1e9:.0f} GFLOP/s "
+                    f"({jax_rate / peak:.0%} of the {peak / 1e9:.0f} GFLOP/s SGEMM rate), torch "
+                    f"{torch_rate / 1e9:.0f} GFLOP/s ({torch_rate / peak:.0%}); at the SGEMM "
+                    f"rate the ratio could reach at most {peak / torch_rate:.2f}"
+                ),
+            )
+        )
+    return rows
+
+
+def altup_case(quick: bool) -> list[dict[str, Any]]:
+    """AltUp K=2 against the baseline step: collapsed and wide (quick: tiny only)."""
+    import bench_memory
+
+    variants = ["baseline", "altup K=2 collapsed", "altup K=2"]
+    rows = []
+    for name, (steps, rounds) in ALTUP_STEPS[quick].items():
+        got = {
+            r["variant"]: r
+            for r in bench_memory.bench_config(
+                name, variants, BATCH[name], steps, warmup=1, rounds=rounds
+            )
+        }
+        base = got["baseline"]
+        for variant, label in (
+            ("altup K=2 collapsed", "collapsed: output and cross-attention as the baseline"),
+            ("altup K=2", "wide: the paper's Table 3 model"),
+        ):
+            r = got[variant]
+            rows.append(
+                row(
+                    f"AltUp K=2 {name} train step ({label})",
+                    ratio=r["ratio"],
+                    goal=1.10,
+                    op="<=",
+                    measure="AltUp time / baseline time",
+                    ours=f"lshsim {variant}",
+                    peer="lshsim baseline T5 step, same batch",
+                    ours_s=r["s_per_step"],
+                    peer_s=base["s_per_step"],
+                    ours_iqr_s=r["iqr"],
+                    peer_iqr_s=base["iqr"],
+                    flops_ratio=r["flops_ratio"],
+                    note=(
+                        f"XLA FLOP ratio {r['flops_ratio']:.3f}; time ratio / FLOP ratio "
+                        f"{r['ratio'] / r['flops_ratio']:.3f}"
+                    ),
+                )
+            )
+    return rows
+
+
+CASES = {"t5": t5_case, "altup": altup_case}
