@@ -259,6 +259,24 @@ def test_minhash_extreme_ids_match_reference():
         np.testing.assert_array_equal(h.hash(tokens), ref.minhash(h, tokens))
 
 
+def test_minhash_128_hashes_match_reference():
+    """Kernel == reference at the benchmark's shape: 128 hashes, 20-slot rows with padding,
+    vocabulary ids (< 2^32, the four-tokens-per-pass path) next to rows holding one id >= 2^32
+    (the general path), and rows whose only real id sits in the last slot."""
+    rng = np.random.default_rng(31)
+    tokens = rng.integers(0, 32128, size=(40, 20), dtype=np.int64)
+    tokens[rng.random(tokens.shape) < 0.3] = -1
+    tokens[:, 7] = rng.integers(0, 32128, size=40)
+    tokens[5, 3] = 2**32
+    tokens[6, 19] = MERSENNE61 - 1
+    tokens[7, :19] = -5
+    tokens[7, 19] = 12345
+    tokens[8, :] = 2**32 - 1
+    h = MinHash(2**62, 1, 17, k=128)
+    assert h.min_hashes(tokens).tolist() == ref.min_hashes(h, tokens)
+    np.testing.assert_array_equal(h.hash(tokens), ref.minhash(h, tokens))
+
+
 @given(tokens=token_arrays(), n=st.one_of(st.integers(2, 100), st.integers(2, 2**62)))
 def test_tokenid_kernel_matches_reference(tokens, n):
     """Kernel == reference: Token-ID buckets are ``id mod n``, shape preserved."""
@@ -510,10 +528,12 @@ THREAD_SCRIPT = textwrap.dedent(
     x = rng.standard_normal((9000, 24))  # several row tiles for the argmax families
     tokens = rng.integers(-3, 2**50, size=(300, 12))
     tokens[:, 0] = np.abs(tokens[:, 0])
+    vocab = rng.integers(-3, 32128, size=(3000, 20))  # ids < 2^32: min-hash's fast path
+    vocab[:, 0] = np.abs(vocab[:, 0])
     for name in FAMILIES:
         for n, params in CASES[name]:
             h = make_family(name, n, 24, 3, **params)
-            batches = [x, x.astype(np.float32)] if h.input_kind == "vectors" else [tokens]
+            batches = [x, x.astype(np.float32)] if h.input_kind == "vectors" else [tokens, vocab]
             for b in batches:
                 ids = h.hash(np.abs(b) if name == "tokenid" else b)
                 print(name, n, b.dtype, hashlib.sha256(ids.tobytes()).hexdigest())

@@ -73,24 +73,77 @@ def mulmod61(a, x):  # pragma: no cover - jit
     return _fold(s)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, inline="always")
+def _affine32(alo, ahi, b, x):  # pragma: no cover - jit
+    """Exact ``(a x + b) mod p`` for ``x < 2^32``, ``a = ahi 2^29 + alo`` (``alo < 2^29``).
+
+    ``a x = H 2^29 + L`` with ``H = ahi x < 2^64`` and ``L = alo x < 2^61`` (two 32 x 32-bit
+    products, which vectorise to ``pmuludq``); ``H 2^29 = (H >> 32) 2^61 + (H mod 2^32) 2^29
+    = (H >> 32) + (H mod 2^32) 2^29 (mod p)``. The sum stays below ``2^32 + 3 2^61 < 2^63``, one
+    fold brings it below ``p + 4`` and ``min(v, v - p)`` (unsigned, wrapping) makes it canonical.
+    """
+    h = np.uint64(ahi) * x
+    s = (h >> np.uint64(32)) + ((h & _MASK32) << np.uint64(29)) + np.uint64(alo) * x + b
+    v = (s & _P) + (s >> np.uint64(61))
+    return min(v, v - _P)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
 def minhash_values(tokens, a, b, out):  # pragma: no cover - jit
     """``out[i, j] = min over tokens[i, t] >= 0 of (a_j tokens[i, t] + b_j) mod p``.
 
-    Rows with no non-negative token get ``p`` (the caller rejects them).
+    Rows with no non-negative token get ``p`` (the caller rejects them). Rows run in parallel
+    (``prange``); each row is computed alone, so the values do not depend on the thread count.
+    The inner loop runs over the ``k`` hash functions, contiguously, so it vectorises; a row
+    whose ids are all below 2^32 (every vocabulary) takes four tokens per pass with the
+    two-product :func:`_affine32` (padding slots repeat the row's first id, which leaves the
+    minimum unchanged); a row holding a larger id takes the general :func:`mulmod61` path.
     """
     m, length = tokens.shape
     k = a.shape[0]
-    for i in range(m):
+    alo = np.empty(k, dtype=np.uint32)
+    ahi = np.empty(k, dtype=np.uint32)
+    for j in range(k):
+        alo[j] = np.uint32(a[j] & _MASK29)
+        ahi[j] = np.uint32(a[j] >> np.uint64(29))
+    for i in numba.prange(m):
+        row = out[i]
         for j in range(k):
-            best = _P
+            row[j] = _P
+        first = np.int64(-1)
+        small = True
+        for t in range(length):
+            x = tokens[i, t]
+            if x >= 0:
+                if first < 0:
+                    first = x
+                if x >> 32:
+                    small = False
+        if first < 0:
+            continue
+        if small:
+            for t in range(0, length, 4):
+                x0 = tokens[i, t]
+                x1 = tokens[i, t + 1] if t + 1 < length else first
+                x2 = tokens[i, t + 2] if t + 2 < length else first
+                x3 = tokens[i, t + 3] if t + 3 < length else first
+                # the masks are no-ops (ids < 2^32) that let LLVM pick 32-bit multiplies
+                u0 = np.uint64(x0 if x0 >= 0 else first) & _MASK32
+                u1 = np.uint64(x1 if x1 >= 0 else first) & _MASK32
+                u2 = np.uint64(x2 if x2 >= 0 else first) & _MASK32
+                u3 = np.uint64(x3 if x3 >= 0 else first) & _MASK32
+                for j in range(k):
+                    lo, hi, bj = alo[j], ahi[j], b[j]
+                    v01 = min(_affine32(lo, hi, bj, u0), _affine32(lo, hi, bj, u1))
+                    v23 = min(_affine32(lo, hi, bj, u2), _affine32(lo, hi, bj, u3))
+                    row[j] = min(row[j], min(v01, v23))
+        else:
             for t in range(length):
                 x = tokens[i, t]
                 if x >= 0:
-                    h = _fold(mulmod61(a[j], np.uint64(x)) + b[j])
-                    if h < best:
-                        best = h
-            out[i, j] = best
+                    xu = np.uint64(x)
+                    for j in range(k):
+                        row[j] = min(row[j], _fold(mulmod61(a[j], xu) + b[j]))
 
 
 @numba.njit(cache=True, nogil=True)
