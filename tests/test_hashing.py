@@ -30,6 +30,7 @@ from lshsim.hashing import (
     make_family,
 )
 from lshsim.hashing.base import COL_TILE, ROW_TILE, row_tile
+from lshsim.hashing.hyperplane import simhash_codes
 from lshsim.hashing.minhash import mulmod61
 from lshsim.hashing.spherical import fwht_columns
 from lshsim.sentences import sentence_pairs
@@ -275,6 +276,37 @@ def test_minhash_128_hashes_match_reference():
     h = MinHash(2**62, 1, 17, k=128)
     assert h.min_hashes(tokens).tolist() == ref.min_hashes(h, tokens)
     np.testing.assert_array_equal(h.hash(tokens), ref.minhash(h, tokens))
+
+
+@pytest.mark.parametrize("k", [1, 16, 62, 63, 64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_simhash_codes_match_reference(k, dtype):
+    """``simhash_codes`` == Python-int sign bits up to k = 64 (bit 63 included), on integer
+    data (exact projections, zeros among them: bit 0), and == ``SimHash.hash`` for k <= 62."""
+    rng = np.random.default_rng(k)
+    d = 7
+    planes = rng.integers(-2, 3, size=(k, d)).astype(np.float64)
+    x = rng.integers(-2, 3, size=(50, d)).astype(dtype)
+    codes = simhash_codes(x, planes)
+    assert codes.dtype == np.uint64
+    want = [sum(1 << j for j, p in enumerate(row) if p > 0) for row in ref.project(x, planes)]
+    assert codes.tolist() == want
+    if k <= 62:
+        h = make_family("simhash", 2**k, d, 0)
+        h.planes = planes
+        np.testing.assert_array_equal(h.hash(x), codes.view(np.int64))
+
+
+def test_simhash_codes_rejects_bad_planes():
+    """``simhash_codes`` names ``planes`` when k is outside [1, 64] or a plane is not finite."""
+    x = np.zeros((2, 3))
+    for planes in (np.zeros((65, 3)), np.zeros((0, 3)), np.zeros(3)):
+        with pytest.raises(ValueError, match="planes must have shape"):
+            simhash_codes(x, planes)
+    with pytest.raises(ValueError, match="planes must be finite"):
+        simhash_codes(x, np.full((2, 3), np.nan))
+    with pytest.raises(ValueError, match=r"batch must have shape \(m, 3\)"):
+        simhash_codes(np.zeros((2, 4)), np.ones((2, 3)))
 
 
 @given(tokens=token_arrays(), n=st.one_of(st.integers(2, 100), st.integers(2, 2**62)))

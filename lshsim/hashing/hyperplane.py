@@ -33,7 +33,7 @@ import math
 import numba
 import numpy as np
 
-from lshsim._validate import check_buckets, check_float, check_int
+from lshsim._validate import as_vectors, check_buckets, check_float, check_int
 from lshsim.hashing.base import ROW_TILE, HashFamily, project, weights_like
 
 #: Cell indices must stay below 2^52 in magnitude to be exact in float64.
@@ -44,7 +44,11 @@ MIN_WIDTH, MAX_WIDTH = 1e-9, 1e9
 
 @numba.njit(cache=True, nogil=True)
 def simhash_pack(proj, out, r0):  # pragma: no cover - jit
-    """Pack sign bits: ``out[r0 + i] = sum_j [proj[i, j] > 0] 2^j``; proj is float[rows, k]."""
+    """Pack sign bits: ``out[r0 + i] = sum_j [proj[i, j] > 0] 2^j``; proj is float[rows, k].
+
+    ``k <= 64``; with ``k = 64`` bit 63 is the sign bit of the int64 ``out`` (read the codes
+    as uint64, as :func:`simhash_codes` does).
+    """
     rows, k = proj.shape
     for i in range(rows):
         h = 0
@@ -148,6 +152,32 @@ def _chunked_rows(x: np.ndarray, g: np.ndarray, g64: np.ndarray, reduce, *args) 
             proj = project(x.astype(np.float64, copy=False), g64, r0, r1)
         reduce(proj, *args, out, r0)
     return out
+
+
+def simhash_codes(batch, planes) -> np.ndarray:
+    """SimHash codes of up to 64 bits: ``code_i = sum_j [planes_j . x_i > 0] 2^j``.
+
+    The kernel behind :meth:`SimHash.hash`, for code lengths the family's int64 bucket ids
+    cannot hold (``k = 63, 64``) and for callers that bring their own planes. Bit ``j`` of the
+    code is the sign of projection ``j``, as in FAISS ``IndexLSH`` codes read as little-endian
+    integers.
+
+    Args:
+        batch: float32/float64 ``(m, d)`` vectors, finite.
+        planes: float ``(k, d)`` hyperplane normals, ``1 <= k <= 64``, finite; cast to the
+            batch's dtype.
+
+    Returns:
+        uint64[m].
+    """
+    g64 = np.asarray(planes, dtype=np.float64)
+    if g64.ndim != 2 or not 1 <= g64.shape[0] <= 64:
+        raise ValueError(f"planes must have shape (k, d) with 1 <= k <= 64, got {g64.shape}")
+    if not np.isfinite(g64).all():
+        raise ValueError("planes must be finite (found NaN or inf)")
+    x = as_vectors(batch, g64.shape[1], check_values=False)
+    g = np.ascontiguousarray(g64, dtype=x.dtype)
+    return _chunked_rows(x, g, g64, simhash_pack).view(np.uint64)
 
 
 class SimHash(HashFamily):
