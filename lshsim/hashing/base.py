@@ -161,7 +161,12 @@ def row_tile(cols: int) -> int:
 def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarray:
     """Bucket of each row of ``x``: argmax of ``g @ x_i`` (or of its ±coordinates), tile by tile.
 
-    The ``m x rows(g)`` score matrix is never materialised.
+    The ``m x rows(g)`` score matrix is never materialised: every score tile is written by
+    BLAS into one buffer of at most ``TILE_ENTRIES`` entries, allocated once per call, so the
+    extra memory is that buffer plus O(m) (measured with ``tracemalloc`` in
+    ``experiments/peers_hashing.py``). Reusing the buffer, rather than allocating a fresh
+    tile per GEMM, saves the page faults and zeroing of a new tile each time and keeps the
+    tile warm in cache for the argmax that reads it back.
 
     Args:
         x: float[m, d], C-contiguous.
@@ -177,10 +182,12 @@ def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarr
     c = g.shape[0]
     col_blocks = [(c0, g[c0 : c0 + COL_TILE]) for c0 in range(0, c, COL_TILE)]
     rows = row_tile(c)
+    flat = np.empty(min(m, rows) * min(c, COL_TILE), dtype=np.result_type(x, g))
     for r0 in range(0, m, rows):
         r1 = min(m, r0 + rows)
         for c0, gb in col_blocks:
-            tile = project(x, gb, r0, r1)
+            tile = flat[: (r1 - r0) * gb.shape[0]].reshape(r1 - r0, gb.shape[0])
+            np.matmul(x[r0:r1], gb.T, out=tile)
             if signed_half:
                 signed_argmax_update(tile, c0, best_val, best_idx, r0, signed_half)
             else:  # numpy's SIMD argmax per tile, merged across column tiles
