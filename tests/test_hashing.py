@@ -278,6 +278,20 @@ def test_minhash_128_hashes_match_reference():
     np.testing.assert_array_equal(h.hash(tokens), ref.minhash(h, tokens))
 
 
+def test_minhash_out_buffer():
+    """``min_hashes(tokens, out=buf)`` writes the same values into ``buf`` and returns it;
+    a buffer of the wrong shape, dtype or layout is refused, naming ``out``."""
+    tokens = np.array([[3, 9, -1], [2**40, 5, 7]], dtype=np.int64)
+    h = MinHash(2**20, 1, 4, k=5)
+    buf = np.full((2, 5), 7, dtype=np.uint64)
+    assert h.min_hashes(tokens, out=buf) is buf
+    assert buf.tolist() == ref.min_hashes(h, tokens)
+    bad = [np.empty((2, 4), np.uint64), np.empty((2, 5), np.int64), np.empty((5, 2), np.uint64).T]
+    for b in bad:
+        with pytest.raises(ValueError, match="out must be"):
+            h.min_hashes(tokens, out=b)
+
+
 @pytest.mark.parametrize("k", [1, 16, 62, 63, 64])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_simhash_codes_match_reference(k, dtype):

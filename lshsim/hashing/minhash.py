@@ -146,12 +146,15 @@ def minhash_values(tokens, a, b, out):  # pragma: no cover - jit
                         row[j] = min(row[j], _fold(mulmod61(a[j], xu) + b[j]))
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, parallel=True)
 def combine_buckets(values, c, n, out):  # pragma: no cover - jit
-    """``out[i] = (sum_j c_j values[i, j]) mod p mod n`` (for ``k = 1``: ``values[i, 0] mod n``)."""
+    """``out[i] = (sum_j c_j values[i, j]) mod p mod n`` (for ``k = 1``: ``values[i, 0] mod n``).
+
+    Rows run in parallel; each row's sum is exact, so the ids do not depend on the threads.
+    """
     m, k = values.shape
     nn = np.uint64(n)
-    for i in range(m):
+    for i in numba.prange(m):
         if k == 1:
             acc = values[i, 0]
         else:
@@ -187,14 +190,38 @@ class MinHash(HashFamily):
         self.b = rng.integers(0, MERSENNE61, size=k, dtype=np.uint64)
         self.c = rng.integers(1, MERSENNE61, size=k, dtype=np.uint64)
 
-    def min_hashes(self, tokens) -> np.ndarray:
-        """The ``k`` min-hash values of each row: uint64[m, k] in ``[0, 2^61 - 1)``."""
+    def min_hashes(self, tokens, out: np.ndarray | None = None) -> np.ndarray:
+        """The ``k`` min-hash values of each row: uint64[m, k] in ``[0, 2^61 - 1)``.
+
+        Args:
+            tokens: int ``(m, l)`` token ids, negative = padding; every row needs an id >= 0.
+            out: optional C-contiguous uint64 ``(m, k)`` array to write the values into (for
+                callers hashing a stream of batches into one buffer; a fresh array is
+                allocated otherwise). On a ``ValueError`` about an empty row it may already
+                hold partial results.
+
+        Returns:
+            uint64[m, k] (``out`` when given).
+        """
         tokens = as_token_ids(tokens, "batch", ndim=2)
-        if tokens.shape[0] and (tokens.shape[1] == 0 or (tokens.max(axis=1) < 0).any()):
+        shape = (tokens.shape[0], self.params["k"])
+        if out is None:
+            out = np.empty(shape, dtype=np.uint64)
+        elif not (
+            isinstance(out, np.ndarray)
+            and out.dtype == np.uint64
+            and out.shape == shape
+            and out.flags.c_contiguous
+            and out.flags.writeable
+        ):
+            raise ValueError(f"out must be a writeable C-contiguous uint64 array of shape {shape}")
+        if tokens.shape[0] and tokens.shape[1] == 0:
             raise ValueError("batch rows must each hold at least one token id >= 0")
-        values = np.empty((tokens.shape[0], self.params["k"]), dtype=np.uint64)
-        minhash_values(tokens, self.a, self.b, values)
-        return values
+        minhash_values(tokens, self.a, self.b, out)
+        # a row with a real id has values < p; only a row of padding keeps the start value p
+        if tokens.shape[0] and (out[:, 0] == _P).any():
+            raise ValueError("batch rows must each hold at least one token id >= 0")
+        return out
 
     def _hash(self, tokens):
         values = self.min_hashes(tokens)
