@@ -475,34 +475,135 @@ def _butterfly4(b0, b1, b2, b3, cols):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True, nogil=True)
-def _scale(b0, sign, cols):  # pragma: no cover - jit
+def _butterfly2s(b0, b1, s0, s1, cols):  # pragma: no cover - jit
+    """:func:`_butterfly2` of the sign-flipped rows ``s0 b0``, ``s1 b1``."""
     for c in range(cols):
-        b0[c] *= sign
+        a0 = b0[c] * s0
+        a1 = b1[c] * s1
+        b0[c] = a0 + a1
+        b1[c] = a0 - a1
 
 
 @numba.njit(cache=True, nogil=True)
-def _fwht_rows(buf, cols):  # pragma: no cover - jit
-    """Unnormalised FWHT along axis 0 of ``buf[D, :cols]``, two stages per pass.
+def _butterfly4s(b0, b1, b2, b3, s0, s1, s2, s3, cols):  # pragma: no cover - jit
+    """:func:`_butterfly4` of the sign-flipped rows ``s_k b_k``."""
+    for c in range(cols):
+        a0 = b0[c] * s0
+        a1 = b1[c] * s1
+        a2 = b2[c] * s2
+        a3 = b3[c] * s3
+        p = a0 + a1
+        q = a0 - a1
+        u = a2 + a3
+        w = a2 - a3
+        b0[c] = p + u
+        b2[c] = p - u
+        b1[c] = q + w
+        b3[c] = q - w
 
-    Radix-4 passes (one radix-2 first when ``log2 D`` is odd), each butterfly running over a
-    row of ``cols`` contiguous entries. Each entry sees exactly the additions of the radix-2
-    stages at strides 1, 2, ..., D/2 in that order (a radix-4 pass is the stages ``h`` and
-    ``2h`` fused), so the result is bitwise that of the one-vector radix-2 transform.
+
+@numba.njit(cache=True, nogil=True)
+def _butterfly8(b0, b1, b2, b3, b4, b5, b6, b7, cols):  # pragma: no cover - jit
+    """Three butterfly stages at once: strides ``h``, ``2h``, ``4h`` on rows ``b_0 .. b_7``."""
+    for c in range(cols):
+        a0 = b0[c]
+        a1 = b1[c]
+        a2 = b2[c]
+        a3 = b3[c]
+        a4 = b4[c]
+        a5 = b5[c]
+        a6 = b6[c]
+        a7 = b7[c]
+        e0 = a0 + a1
+        e1 = a0 - a1
+        e2 = a2 + a3
+        e3 = a2 - a3
+        e4 = a4 + a5
+        e5 = a4 - a5
+        e6 = a6 + a7
+        e7 = a6 - a7
+        f0 = e0 + e2
+        f2 = e0 - e2
+        f1 = e1 + e3
+        f3 = e1 - e3
+        f4 = e4 + e6
+        f6 = e4 - e6
+        f5 = e5 + e7
+        f7 = e5 - e7
+        b0[c] = f0 + f4
+        b4[c] = f0 - f4
+        b1[c] = f1 + f5
+        b5[c] = f1 - f5
+        b2[c] = f2 + f6
+        b6[c] = f2 - f6
+        b3[c] = f3 + f7
+        b7[c] = f3 - f7
+
+
+@numba.njit(cache=True, nogil=True)
+def _fwht_rows(buf, cols, signs, signed):  # pragma: no cover - jit
+    """Unnormalised FWHT along axis 0 of ``buf[D, :cols]``, up to three stages per pass.
+
+    With ``signed``, row ``j`` is first multiplied by ``signs[j]`` (folded into the first
+    pass). The first pass fuses one or two stages (``log2 D mod 3`` of them, two when that is
+    0), then radix-8 passes fuse three, and a radix-2 or radix-4 pass ends; each butterfly
+    runs over a row of ``cols`` contiguous entries (SIMD). Each entry sees exactly the
+    additions of the radix-2 stages at strides 1, 2, ..., D/2 in that order (stages are
+    fused, never reordered), so the result is bitwise that of the one-vector radix-2
+    transform.
     """
     dim = buf.shape[0]
-    log2 = 0
-    while (1 << log2) < dim:
-        log2 += 1
+    left = 0
+    while (1 << left) < dim:
+        left += 1
+    if left == 0:
+        if signed:
+            buf[0, :cols] *= signs[0]
+        return
     h = 1
-    if log2 % 2 == 1:
-        for i in range(0, dim, 2):
-            _butterfly2(buf[i], buf[i + 1], cols)
-        h = 2
-    while h < dim:
-        for i in range(0, dim, 4 * h):
-            for j in range(i, i + h):
-                _butterfly4(buf[j], buf[j + h], buf[j + 2 * h], buf[j + 3 * h], cols)
-        h *= 4
+    first = 1 if left % 3 == 1 else 2
+    while left > 0:
+        k = first if h == 1 else (3 if left >= 3 else left)
+        if k == 1:
+            for i in range(0, dim, 2 * h):
+                for j in range(i, i + h):
+                    if signed and h == 1:
+                        _butterfly2s(buf[j], buf[j + h], signs[j], signs[j + h], cols)
+                    else:
+                        _butterfly2(buf[j], buf[j + h], cols)
+        elif k == 2:
+            for i in range(0, dim, 4 * h):
+                for j in range(i, i + h):
+                    if signed and h == 1:
+                        _butterfly4s(
+                            buf[j],
+                            buf[j + h],
+                            buf[j + 2 * h],
+                            buf[j + 3 * h],
+                            signs[j],
+                            signs[j + h],
+                            signs[j + 2 * h],
+                            signs[j + 3 * h],
+                            cols,
+                        )
+                    else:
+                        _butterfly4(buf[j], buf[j + h], buf[j + 2 * h], buf[j + 3 * h], cols)
+        else:
+            for i in range(0, dim, 8 * h):
+                for j in range(i, i + h):
+                    _butterfly8(
+                        buf[j],
+                        buf[j + h],
+                        buf[j + 2 * h],
+                        buf[j + 3 * h],
+                        buf[j + 4 * h],
+                        buf[j + 5 * h],
+                        buf[j + 6 * h],
+                        buf[j + 7 * h],
+                        cols,
+                    )
+        h <<= k
+        left -= k
 
 
 @numba.njit(cache=True, nogil=True)
@@ -510,16 +611,17 @@ def fwht_columns(buf):  # pragma: no cover - jit
     """Unnormalised fast Walsh-Hadamard transform of every column of ``buf[D, B]``, in place.
 
     Butterflies ``(a, b) -> (a + b, a - b)`` with the stride doubling from 1 to ``D/2``
-    (``D`` a power of two), two stages per pass; each butterfly runs across a contiguous row
+    (``D`` a power of two), up to three stages per pass; each butterfly runs across a contiguous row
     of ``B`` columns, so a block of vectors is transformed with SIMD; each column sees exactly
     the additions of the one-vector transform, in the same order.
     """
-    _fwht_rows(buf, buf.shape[1])
+    _fwht_rows(buf, buf.shape[1], np.ones(buf.shape[0], dtype=buf.dtype), False)
 
 
 #: Rows rotated together by the Hadamard kernel (one ``D x 64`` buffer, transposed, in the
-#: input's float type). Measured at D = 1024, float32, 4096 rows: per round 1.14x the time of
-#: ``ffht.fht`` on the same data (32 columns: 1.97x; 128: 1.18x).
+#: input's float type). Measured at D = 1024, float32, 4096 rows, one thread: a round (signs +
+#: FWHT) takes 3.0 ms, 1.3x ``ffht.fht`` on the same data (2.3 ms); with radix-4 passes,
+#: 32 columns were 1.7x slower than 64, and 128 no faster.
 HADAMARD_BLOCK = 64
 #: Largest buffer (D x cols entries) of one thread: large D rotates fewer rows at a time.
 HADAMARD_BUFFER = 2**22
@@ -541,12 +643,12 @@ def _hadamard_block(x, signs, m, out, r0, cols, buf, stage, best, ids):  # pragm
     """Cross-polytope ids of rows ``r0 .. r0 + cols`` (fewer at the end) of ``x``.
 
     ``buf[D, cols]`` (input dtype) receives the rows transposed with the first signs applied
-    (through ``stage[cols, d + 16]``);
-    then the rounds (signs of rounds 2.. as a scaling pass), then the signed argmax over the
-    first ``m`` coordinates, vectorised over the columns with the lowest-id tie rule.
+    (through ``stage[cols, d + 16]``); then the rounds (the signs of rounds 2.. folded into
+    their first pass), then the signed argmax over the first ``m`` coordinates, vectorised
+    over the columns with the lowest-id tie rule.
     """
     rows, d = x.shape
-    rounds, dim = signs.shape
+    rounds = signs.shape[0]
     nb = min(cols, rows - r0)
     buf[d:, :] = 0
     for c in range(nb, cols):
@@ -559,10 +661,7 @@ def _hadamard_block(x, signs, m, out, r0, cols, buf, stage, best, ids):  # pragm
     for j in range(d):
         _scaled_column(buf[j], stage[:nb, j], signs[0, j], nb)
     for r in range(rounds):
-        if r > 0:
-            for j in range(dim):
-                _scale(buf[j], signs[r, j], cols)
-        _fwht_rows(buf, cols)
+        _fwht_rows(buf, cols, signs[r], r > 0)  # round 0's signs came with the transpose
     best[:] = -1.0
     ids[:] = 0
     for j in range(m):
