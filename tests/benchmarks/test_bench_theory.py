@@ -13,13 +13,14 @@ import pytest
 from lshsim import theory
 
 N = 2**20
-COSINES = (-0.5, 0.3, 0.8)
+#: negative, moderate, high and near-1 cosines (experiments/peers_spherical.py times six)
+COSINES = (-0.5, 0.3, 0.8, 0.99)
 
 
 @pytest.mark.parametrize("family", ["voronoi", "crosspolytope"])
 @pytest.mark.parametrize("rtol", [1e-6, 1e-9])
 def test_bench_exact_probability(benchmark, family, rtol):
-    """Three exact values at n = 2^20 per round; each within rtol of the tight-tolerance value."""
+    """Four exact values at n = 2^20 per round; each within rtol of the tight-tolerance value."""
 
     def run():
         return [theory.log_probability(family, N, a, rtol=rtol) for a in COSINES]
