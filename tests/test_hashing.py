@@ -31,7 +31,7 @@ from lshsim.hashing import (
 )
 from lshsim.hashing.base import COL_TILE, ROW_TILE, row_tile
 from lshsim.hashing.hyperplane import simhash_codes
-from lshsim.hashing.minhash import mulmod61
+from lshsim.hashing.minhash import TABLE_MIN_IDS, mulmod61
 from lshsim.hashing.spherical import fwht_columns
 from lshsim.sentences import sentence_pairs
 from tests import reference as ref
@@ -274,6 +274,26 @@ def test_minhash_128_hashes_match_reference():
     tokens[7, 19] = 12345
     tokens[8, :] = 2**32 - 1
     h = MinHash(2**62, 1, 17, k=128)
+    assert h.min_hashes(tokens).tolist() == ref.min_hashes(h, tokens)
+    np.testing.assert_array_equal(h.hash(tokens), ref.minhash(h, tokens))
+
+
+def test_minhash_byte_tables_match_reference():
+    """Kernel == reference on a batch large enough for the byte tables (ids < 2^16): ids at the
+    byte and table edges (0, 255, 256, 65535) and rows that leave the table path (65536,
+    2^32 - 1, 2^32, p - 1), padding, and row lengths that are not a multiple of four."""
+    assert 120 * 19 >= TABLE_MIN_IDS
+    rng = np.random.default_rng(41)
+    tokens = rng.integers(0, 65536, size=(120, 19), dtype=np.int64)
+    tokens[rng.random(tokens.shape) < 0.25] = -2
+    tokens[:, 4] = rng.choice([0, 255, 256, 65535], size=120)
+    tokens[10, 7] = 65536
+    tokens[11, 0] = 2**32 - 1
+    tokens[12, 18] = 2**32
+    tokens[13, 3] = MERSENNE61 - 1
+    tokens[14, :] = -1
+    tokens[14, 18] = 65535
+    h = MinHash(2**62, 1, 23, k=128)
     assert h.min_hashes(tokens).tolist() == ref.min_hashes(h, tokens)
     np.testing.assert_array_equal(h.hash(tokens), ref.minhash(h, tokens))
 

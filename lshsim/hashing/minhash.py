@@ -41,6 +41,9 @@ MERSENNE61 = (1 << 61) - 1
 _P = np.uint64(MERSENNE61)
 _MASK32 = np.uint64(0xFFFFFFFF)
 _MASK29 = np.uint64((1 << 29) - 1)
+#: Batches of at least this many id slots use the byte tables for ids < 2^16 (building them
+#: costs 512 k exact products, about what 128 tokens' hashes cost).
+TABLE_MIN_IDS = 2048
 
 
 @numba.njit(cache=True, inline="always")
@@ -94,10 +97,16 @@ def minhash_values(tokens, a, b, out):  # pragma: no cover - jit
 
     Rows with no non-negative token get ``p`` (the caller rejects them). Rows run in parallel
     (``prange``); each row is computed alone, so the values do not depend on the thread count.
-    The inner loop runs over the ``k`` hash functions, contiguously, so it vectorises; a row
-    whose ids are all below 2^32 (every vocabulary) takes four tokens per pass with the
-    two-product :func:`_affine32` (padding slots repeat the row's first id, which leaves the
-    minimum unchanged); a row holding a larger id takes the general :func:`mulmod61` path.
+    The inner loop runs over the ``k`` hash functions, contiguously, so it vectorises, and
+    takes four tokens per pass (padding slots repeat the row's first id, which leaves the
+    minimum unchanged). Each row takes the cheapest exact path its largest id allows:
+
+    * ids < 2^16 (a batch of at least ``TABLE_MIN_IDS`` slots): two byte tables per hash,
+      ``lo[d, j] = (a_j d + b_j) mod p`` and ``hi[d, j] = a_j 256 d mod p`` (2 x 256 x k
+      values, built once per call, L2-resident for k = 128); the hash of ``x = 256 h + l`` is
+      ``lo[l, j] + hi[h, j] < 2p``, made canonical by ``min(s, s - p)`` (unsigned, wrapping);
+    * ids < 2^32: the two-product :func:`_affine32`;
+    * larger ids: the general :func:`mulmod61`.
     """
     m, length = tokens.shape
     k = a.shape[0]
@@ -106,22 +115,49 @@ def minhash_values(tokens, a, b, out):  # pragma: no cover - jit
     for j in range(k):
         alo[j] = np.uint32(a[j] & _MASK29)
         ahi[j] = np.uint32(a[j] >> np.uint64(29))
+    tables = m * length >= TABLE_MIN_IDS
+    lo_tab = np.empty((256 if tables else 0, k), dtype=np.uint64)
+    hi_tab = np.empty((256 if tables else 0, k), dtype=np.uint64)
+    if tables:
+        for d in range(256):
+            for j in range(k):
+                lo_tab[d, j] = _fold(mulmod61(a[j], np.uint64(d)) + b[j])
+                hi_tab[d, j] = mulmod61(a[j], np.uint64(d << 8))
     for i in numba.prange(m):
         row = out[i]
         for j in range(k):
             row[j] = _P
         first = np.int64(-1)
-        small = True
+        top = np.int64(0)
         for t in range(length):
             x = tokens[i, t]
             if x >= 0:
                 if first < 0:
                     first = x
-                if x >> 32:
-                    small = False
+                top = max(top, x)
         if first < 0:
             continue
-        if small:
+        if tables and top < 65536:
+            for t in range(0, length, 4):
+                x0 = tokens[i, t]
+                x1 = tokens[i, t + 1] if t + 1 < length else first
+                x2 = tokens[i, t + 2] if t + 2 < length else first
+                x3 = tokens[i, t + 3] if t + 3 < length else first
+                x0 = x0 if x0 >= 0 else first
+                x1 = x1 if x1 >= 0 else first
+                x2 = x2 if x2 >= 0 else first
+                x3 = x3 if x3 >= 0 else first
+                l0, h0 = lo_tab[x0 & 255], hi_tab[x0 >> 8]
+                l1, h1 = lo_tab[x1 & 255], hi_tab[x1 >> 8]
+                l2, h2 = lo_tab[x2 & 255], hi_tab[x2 >> 8]
+                l3, h3 = lo_tab[x3 & 255], hi_tab[x3 >> 8]
+                for j in range(k):
+                    s0, s1 = l0[j] + h0[j], l1[j] + h1[j]
+                    s2, s3 = l2[j] + h2[j], l3[j] + h3[j]
+                    v01 = min(min(s0, s0 - _P), min(s1, s1 - _P))
+                    v23 = min(min(s2, s2 - _P), min(s3, s3 - _P))
+                    row[j] = min(row[j], min(v01, v23))
+        elif top >> 32 == 0:
             for t in range(0, length, 4):
                 x0 = tokens[i, t]
                 x1 = tokens[i, t + 1] if t + 1 < length else first
