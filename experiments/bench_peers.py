@@ -27,8 +27,10 @@ altup                   the baseline T5 step                                    
 ======================  ========================================================  =========
 
 Every comparison is interleaved (``peers_timing.interleaved``) so machine noise hits both
-sides alike, and reports a ratio of medians; every row also checks that both sides compute
-the same thing (``checks``), so a fast wrong kernel cannot meet a goal. ``--json`` prints
+sides alike, and reports a ratio of medians (with ``OPENBLAS_THREAD_TIMEOUT=4`` unless set,
+so that OpenBLAS's spinning idle threads do not slow the contender after a BLAS call);
+every row also checks that both sides compute the same thing (``checks``), so a fast wrong
+kernel cannot meet a goal. ``--json`` prints
 ``{"machine": ..., "results": [{"name", "ratio", "goal", "meets", ...}]}`` on stdout (the
 table goes to stderr). ``--markdown FILE`` rewrites the block between ``<!-- results -->``
 and ``<!-- /results -->`` in FILE (creating it if needed) with the machine and the table,
@@ -55,6 +57,13 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+# OpenBLAS's idle threads spin for about 2^28 cycles (~0.1 s) after every BLAS call before
+# they sleep; in an interleaved run they took one of the two cores from whichever contender
+# came next (measured: the Hadamard cross-polytope hash 7.7 ms alone, 13.5 ms right after a
+# dense matmul, 7.2 ms after it with a timeout of 2^4 cycles; the matmul itself unchanged).
+# Set before anything loads OpenBLAS; a value in the environment wins.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -143,6 +152,11 @@ def machine_info() -> dict[str, Any]:
         "commit": commit,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "loadavg_at_start": _loadavg(),
+        "env": {
+            k: os.environ.get(k)
+            for k in ("OPENBLAS_THREAD_TIMEOUT", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
+            if os.environ.get(k) is not None
+        },
     }
 
 
@@ -227,7 +241,9 @@ def markdown_block(payload: dict[str, Any]) -> str:
         f"Machine: {m['cpu']}, {m['cores_available']} of {m['cores']} cores, "
         f"{m['memory_gib']} GiB, SIMD {'/'.join(m['simd']) or 'none'}; load average "
         f"{m['loadavg_at_start']} at start, {payload['loadavg_at_end']} at the end. "
-        f"Python {m['python']}; {versions}.",
+        f"Python {m['python']}; {versions}. Environment: "
+        + (", ".join(f"`{k}={v}`" for k, v in m.get("env", {}).items()) or "none set")
+        + ".",
         "",
         format_table(payload["results"]),
         "",

@@ -18,7 +18,7 @@ Cases (``CASES[name](quick) -> rows`` of :mod:`peers_timing`):
       in a Python loop of 1-D calls. Our round time is
       ``(t(3 rounds) - t(1 round)) / 2`` with the same kernel on ``signs[:3]`` and
       ``signs[:1]`` (median over timing rounds of the paired difference), so the
-      transpose-in and the argmax cancel out.
+      transpose-in and the argmax cancel out. 4096 rows in both modes (see the case).
 
 ``voronoi_reduced``
     ``Voronoi.sample_reduced(4096, cosines, rng)`` (the lazy exact sampler) against a
@@ -105,8 +105,12 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
     """Hadamard cross-polytope hash vs dense rotations and vs ffht per round."""
     ffht = _ffht()
     n, d = 2048, 1024
-    rows = 4096 if quick else 16384
-    rounds = 15 if quick else 25
+    # 4096 rows (16 MiB of float32) in both modes: ffht returns a new array, and at 64 MiB
+    # (16384 rows) that array is a fresh mmap each call (above glibc's dynamic mmap
+    # threshold), whose page faults made ffht 1.4x slower per row than here; the per-round
+    # difference of two noisy totals needs many rounds
+    rows = 4096
+    rounds = 31 if quick else 81
     x = np.random.default_rng(12345).standard_normal((rows, d)).astype(np.float32)
     had = make_family("crosspolytope", n, d, seed=5, rotation="hadamard")
     gauss = make_family("crosspolytope", n, d, seed=5, rotation="gaussian")
@@ -153,7 +157,7 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
     ffht_key = min(("ffht_2d", "ffht_2d_threads"), key=lambda k: t[k]["median"])
     sizes = {"rows": rows, "d": d, "n": n, "D": int(had.signs.shape[1]), "rounds": 3}
     desc = f"crosspolytope hadamard n={n} d={d} (D=1024, 3 rounds) m={rows} f32"
-    ours_txt = "CrossPolytope(rotation='hadamard').hash (float32 buffer, radix-4 FWHT, prange)"
+    ours_txt = "CrossPolytope(rotation='hadamard').hash (float32 buffer, radix-8 FWHT, prange)"
     rows_out = [
         speedup_row(
             f"{desc} vs gaussian rotation",
