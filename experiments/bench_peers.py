@@ -22,8 +22,8 @@ crosspolytope_hadamard  dense Gaussian rotation; ``ffht`` per Hadamard round    
 voronoi_reduced         vectorised NumPy sampler of the same statistics,          >= 5x
                         n = 4096
 voronoi_exact           our quadrature at a tight tolerance, n = 2^20             <= 50 ms
-t5                      transformers T5 on torch (CPU), tiny and small            >= 1.5x
 altup                   the baseline T5 step                                      <= 1.10x
+t5                      transformers T5 on torch (CPU), tiny and small            >= 1.5x
 ======================  ========================================================  =========
 
 Every comparison is interleaved (``peers_timing.interleaved``) so machine noise hits both

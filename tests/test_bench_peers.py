@@ -154,8 +154,8 @@ def test_cli_lists_cases_and_refuses_unknown_ones():
         "crosspolytope_hadamard",
         "voronoi_reduced",
         "voronoi_exact",
-        "t5",
         "altup",
+        "t5",
     ]
     bad = subprocess.run(
         [sys.executable, script, "--only", "nope"], capture_output=True, text=True
