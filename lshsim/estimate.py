@@ -14,8 +14,11 @@ Modes:
         so the cost does not grow with ``d``: the pair's cosine (from norm walks and a
         3-direction Gram matrix, see :func:`lshsim.sentences.sentence_cosines`, or the given
         cosine) and then, given the cosine ``a``, the bivariate-normal projection pairs with
-        correlation ``a`` that decide the collision (``k`` for simhash and pstable, ``n`` for
-        voronoi, ``n/2`` for the Gaussian cross-polytope).
+        correlation ``a`` that decide the collision (``k`` for simhash and pstable; for
+        voronoi's ``n`` and the Gaussian cross-polytope's ``n/2`` pairs, from
+        ``LAZY_MIN_COLS`` columns on, only the winner of one side by inversion and the few
+        pairs that can beat it: exact in distribution, a few dozen draws per trial instead of
+        ``n``; see :func:`lshsim.hashing.spherical._lazy_sample`).
 
 What one trial is:
     * vector families and minhash: one pair; success = the two sentences (vectors, token sets)
