@@ -35,7 +35,9 @@ Cases (``CASES[name](quick) -> rows`` of :mod:`peers_timing`):
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -51,6 +53,10 @@ from lshsim.hashing.spherical import (
     hadamard_crosspolytope,
 )
 
+# the float64 Hadamard reference of the kernel tests (tests/reference.py), from the repo root
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests import reference
+
 Z_MAX = 4.5
 
 
@@ -64,35 +70,9 @@ def _ffht():
     return ffht
 
 
-def _signed_argmax(y: np.ndarray) -> np.ndarray:
-    return np.concatenate([y, -y], axis=1).argmax(axis=1)
-
-
-def _fwht_rows64(buf: np.ndarray) -> None:
-    rows, dim = buf.shape
-    h = 1
-    while h < dim:
-        v = buf.reshape(rows, dim // (2 * h), 2, h)
-        lo, hi = v[:, :, 0, :], v[:, :, 1, :]
-        s = lo + hi
-        np.subtract(lo, hi, out=hi)
-        lo[...] = s
-        h *= 2
-
-
-def _rotate64(x: np.ndarray, signs: np.ndarray) -> np.ndarray:
-    """``H S_R ... H S_1 x`` per row in float64 (the slow reference)."""
-    buf = np.zeros((x.shape[0], signs.shape[1]))
-    buf[:, : x.shape[1]] = x
-    for s in signs:
-        buf *= s
-        _fwht_rows64(buf)
-    return buf
-
-
 def _ids_agree(got: np.ndarray, y64: np.ndarray) -> bool:
     """Ids equal the float64 reference's except on rare near-ties (margin < 1e-4 rms)."""
-    want = _signed_argmax(y64)
+    want = reference.signed_argmax(y64)
     bad = np.flatnonzero(got != want)
     if bad.size == 0:
         return True
@@ -115,7 +95,7 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
     had = make_family("crosspolytope", n, d, seed=5, rotation="hadamard")
     gauss = make_family("crosspolytope", n, d, seed=5, rotation="gaussian")
     half = had.m
-    dense = np.ascontiguousarray(_rotate64(np.eye(d), had.signs)[:, :half], dtype=np.float32)
+    dense = np.ascontiguousarray(reference.hadamard_rotation(had, np.eye(d)), dtype=np.float32)
     signs32 = np.ascontiguousarray(had.signs, dtype=np.float32)
     out3 = np.empty(rows, dtype=np.int64)
     out1 = np.empty(rows, dtype=np.int64)
@@ -128,7 +108,7 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
         "ours_3_rounds": lambda: hadamard_crosspolytope(x, signs32, half, out3, threads),
         "ours_1_round": lambda: hadamard_crosspolytope(x, signs32[:1], half, out1, threads),
         "gaussian_family": lambda: gauss.hash(x),
-        "numpy_dense": lambda: _signed_argmax(x @ dense),
+        "numpy_dense": lambda: reference.signed_argmax(x @ dense),
         "ffht_2d": lambda: ffht.fht(xs),
         "ffht_2d_threads": lambda: ffht.fht(xs, nthreads=nthreads),
         "ffht_loop": lambda: [ffht.fht(r) for r in xs],
@@ -138,10 +118,10 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
     # checks: ids vs the float64 reference (near-ties allowed), the dense matmul's ids, and
     # ffht's transform == our FWHT on the same float32 rows
     sub = slice(0, 512)
-    y64 = _rotate64(x[sub], had.signs)[:, :half]
+    y64 = reference.hadamard_rotation(had, x[sub])
     ours_ids = had.hash(x)
     ids_ok = _ids_agree(ours_ids[sub], y64)
-    dense_ok = _ids_agree(_signed_argmax(x[sub] @ dense), y64)
+    dense_ok = _ids_agree(reference.signed_argmax(x[sub] @ dense), y64)
     gauss_ids = gauss.hash(x[sub])
     block = np.ascontiguousarray(xs[:64].T)
     fwht_columns(block)

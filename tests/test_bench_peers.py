@@ -157,9 +157,7 @@ def test_cli_lists_cases_and_refuses_unknown_ones():
         "altup",
         "t5",
     ]
-    bad = subprocess.run(
-        [sys.executable, script, "--only", "nope"], capture_output=True, text=True
-    )
+    bad = subprocess.run([sys.executable, script, "--only", "nope"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "unknown case(s) nope" in bad.stderr
     assert "Traceback" not in bad.stderr

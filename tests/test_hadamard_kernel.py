@@ -41,9 +41,12 @@ def test_radix4_fwht_is_bitwise_the_radix2_transform(dim):
 
 
 @pytest.mark.parametrize(("n", "d"), [(2048, 1024), (64, 20), (300, 100), (4096, 7)])
-def test_float64_ids_equal_reference(n, d):
+@pytest.mark.parametrize("last", [5, 13])
+def test_float64_ids_equal_reference(n, d, last):
+    """Partial last blocks of 5 rows (edge rows only) and 13 (one 8-row tile plus edge rows),
+    and ``d`` with and without whole 8-column tiles, through the tiled transpose."""
     h = make_family("crosspolytope", n, d, seed=n + d, rotation="hadamard")
-    x = _batch(3 * HADAMARD_BLOCK + 5, d, np.float64)  # parallel path, a partial last block
+    x = _batch(3 * HADAMARD_BLOCK + last, d, np.float64)  # parallel path
     np.testing.assert_array_equal(h.hash(x), ref.crosspolytope(h, x))
     np.testing.assert_array_equal(h.hash(x[:5]), ref.crosspolytope(h, x[:5]))  # serial path
 

@@ -632,20 +632,53 @@ def _hadamard_cols(rows, dim):  # pragma: no cover - jit
     return max(1, min(HADAMARD_BLOCK, rows, HADAMARD_BUFFER // dim))
 
 
-@numba.njit(cache=True, nogil=True)
-def _scaled_column(dst, src, sign, count):  # pragma: no cover - jit
-    for c in range(count):
-        dst[c] = src[c] * sign
+@numba.njit(cache=True, nogil=True, inline="always")
+def _signed_tile8(x, r, j, s0, buf, c):  # pragma: no cover - jit
+    """``buf[j + k, c + i] = x[r + i, j + k] * s0[j + k]`` for ``i, k < 8``: one 8 x 8 tile.
+
+    The eight stores per coordinate are spelled out so that LLVM keeps the tile in registers
+    (measured, 4096 x 1024 float32 on one thread: 2.1 ms against 3.4 ms for a staged copy
+    and a strided column gather).
+    """
+    for k in range(8):
+        jk = j + k
+        g = s0[jk]
+        b = buf[jk]
+        b[c] = x[r, jk] * g
+        b[c + 1] = x[r + 1, jk] * g
+        b[c + 2] = x[r + 2, jk] * g
+        b[c + 3] = x[r + 3, jk] * g
+        b[c + 4] = x[r + 4, jk] * g
+        b[c + 5] = x[r + 5, jk] * g
+        b[c + 6] = x[r + 6, jk] * g
+        b[c + 7] = x[r + 7, jk] * g
 
 
 @numba.njit(cache=True, nogil=True)
-def _hadamard_block(x, signs, m, out, r0, cols, buf, stage, best, ids):  # pragma: no cover
+def _signed_transpose(x, r0, nb, s0, buf):  # pragma: no cover - jit
+    """``buf[j, c] = x[r0 + c, j] * s0[j]`` for ``c < nb``, ``j < d``: 8 x 8 tiles, then edges."""
+    d = x.shape[1]
+    nb8 = nb - nb % 8
+    d8 = d - d % 8
+    for c in range(0, nb8, 8):
+        for j in range(0, d8, 8):
+            _signed_tile8(x, r0 + c, j, s0, buf, c)
+    for j in range(d8, d):  # the last d % 8 coordinates of the full tiles' rows
+        for c in range(nb8):
+            buf[j, c] = x[r0 + c, j] * s0[j]
+    for c in range(nb8, nb):  # the last nb % 8 rows
+        for j in range(d):
+            buf[j, c] = x[r0 + c, j] * s0[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _hadamard_block(x, signs, m, out, r0, cols, buf, best, ids):  # pragma: no cover
     """Cross-polytope ids of rows ``r0 .. r0 + cols`` (fewer at the end) of ``x``.
 
     ``buf[D, cols]`` (input dtype) receives the rows transposed with the first signs applied
-    (through ``stage[cols, d + 16]``); then the rounds (the signs of rounds 2.. folded into
-    their first pass), then the signed argmax over the first ``m`` coordinates, vectorised
-    over the columns with the lowest-id tie rule.
+    (8 x 8 register tiles); then the rounds (the signs of rounds 2.. folded into their first
+    pass), then the signed argmax over the first ``m`` coordinates, vectorised over the
+    columns with the lowest-id tie rule.
     """
     rows, d = x.shape
     rounds = signs.shape[0]
@@ -653,13 +686,7 @@ def _hadamard_block(x, signs, m, out, r0, cols, buf, stage, best, ids):  # pragm
     buf[d:, :] = 0
     for c in range(nb, cols):
         buf[:d, c] = 0
-    # transpose through a staging copy whose row stride is not a multiple of 4 KiB: rows of
-    # x 4 KiB apart share an L1 set, and reading down a column of x directly thrashed it
-    # (measured 3.6 ms vs 8-11 ms for 4096 x 1024 float32)
-    for c in range(nb):
-        stage[c, :d] = x[r0 + c]
-    for j in range(d):
-        _scaled_column(buf[j], stage[:nb, j], signs[0, j], nb)
+    _signed_transpose(x, r0, nb, signs[0], buf)
     for r in range(rounds):
         _fwht_rows(buf, cols, signs[r], r > 0)  # round 0's signs came with the transpose
     best[:] = -1.0
@@ -714,11 +741,10 @@ def hadamard_crosspolytope(x, signs, m, out, chunks=8):  # pragma: no cover - ji
     per = (blocks + chunks - 1) // chunks
     for k in numba.prange(chunks):
         buf = np.empty((dim, cols), dtype=x.dtype)
-        stage = np.empty((cols, x.shape[1] + 16), dtype=x.dtype)
         best = np.empty(cols, dtype=x.dtype)
         ids = np.empty(cols, dtype=np.int64)
         for b in range(k * per, min(blocks, (k + 1) * per)):
-            _hadamard_block(x, signs, m, out, b * cols, cols, buf, stage, best, ids)
+            _hadamard_block(x, signs, m, out, b * cols, cols, buf, best, ids)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -728,11 +754,10 @@ def hadamard_crosspolytope_serial(x, signs, m, out):  # pragma: no cover - jit
     dim = signs.shape[1]
     cols = _hadamard_cols(rows, dim)
     buf = np.empty((dim, cols), dtype=x.dtype)
-    stage = np.empty((cols, x.shape[1] + 16), dtype=x.dtype)
     best = np.empty(cols, dtype=x.dtype)
     ids = np.empty(cols, dtype=np.int64)
     for r0 in range(0, rows, cols):
-        _hadamard_block(x, signs, m, out, r0, cols, buf, stage, best, ids)
+        _hadamard_block(x, signs, m, out, r0, cols, buf, best, ids)
 
 
 class CrossPolytope(HashFamily):
