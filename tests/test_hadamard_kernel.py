@@ -51,6 +51,23 @@ def test_float64_ids_equal_reference(n, d, last):
     np.testing.assert_array_equal(h.hash(x[:5]), ref.crosspolytope(h, x[:5]))  # serial path
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("n", "d"), [(2048, 1024), (64, 32), (300, 100)])
+def test_exact_ties_go_to_the_lowest_id(n, d, dtype):
+    """Small-integer rows (one-hot, zero, sums of two units): the rotation is exact in both
+    float types and many coordinates tie exactly (41, 86 and 49 of the 201 rows have a tied
+    maximum); every tie goes to the lowest id, as ``numpy.argmax`` over ``concat([y, -y])``,
+    with every coordinate kept (``m = D``: the first two cases) and with fewer (the third)."""
+    h = make_family("crosspolytope", n, d, seed=7, rotation="hadamard")
+    x = np.zeros((3 * HADAMARD_BLOCK + 9, d))
+    idx = np.arange(x.shape[0])
+    x[idx, idx % d] = 1.0
+    x[::3, (idx[::3] * 7 + 1) % d] -= 2.0
+    x[::5] = 0.0
+    x = x.astype(dtype)
+    np.testing.assert_array_equal(h.hash(x), ref.crosspolytope(h, x.astype(np.float64)))
+
+
 @pytest.mark.parametrize(("n", "d"), [(2048, 1024), (300, 100)])
 def test_float32_ids_equal_reference_up_to_near_ties(n, d):
     h = make_family("crosspolytope", n, d, seed=1, rotation="hadamard")
