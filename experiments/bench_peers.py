@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import json
 import os
 import platform
 import subprocess
@@ -66,6 +65,8 @@ from typing import Any
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_t5 import _loadavg, _log, emit
 
 from lshsim._io import write_atomic
 
@@ -88,10 +89,6 @@ PACKAGES = (
     "ffht-unofficial",
 )
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
-
-
-def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def load_cases() -> dict[str, Callable[[bool], list[dict[str, Any]]]]:
@@ -158,10 +155,6 @@ def machine_info() -> dict[str, Any]:
             if os.environ.get(k) is not None
         },
     }
-
-
-def _loadavg() -> list[float] | None:
-    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def run_cases(names: list[str], quick: bool) -> tuple[list[dict[str, Any]], list[str]]:
@@ -308,14 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         "results": rows,
         "failed_cases": failures,
     }
-    table = format_table(rows)
-    if args.json:
-        _log(table)
-        print(json.dumps(payload, indent=1))
-    else:
-        print(table)
-    if args.out:
-        write_atomic(args.out, json.dumps(payload, indent=1) + "\n")
+    emit(payload, format_table(rows), as_json=args.json, out=args.out)
     if args.markdown:
         write_markdown(args.markdown, payload)
     return 1 if failures else 0

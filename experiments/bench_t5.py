@@ -76,6 +76,21 @@ def _loadavg() -> list[float] | None:
     return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
+def emit(payload: dict[str, Any], table: str, *, as_json: bool, out: str | Path | None) -> None:
+    """Print a benchmark's report and save its JSON (shared by the bench scripts).
+
+    JSON on stdout (the table on stderr) or the table on stdout; the JSON is written
+    atomically to ``out`` when given.
+    """
+    if as_json:
+        _log(table)
+        print(json.dumps(payload, indent=1))
+    else:
+        print(table)
+    if out:
+        write_atomic(out, json.dumps(payload, indent=1) + "\n")
+
+
 def machine_info() -> dict[str, Any]:
     """CPU model, core counts, thread pools and library versions."""
     import flax
@@ -439,14 +454,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         },
         "results": results,
     }
-    table = format_table(results)
-    if args.json:
-        _log(table)
-        print(json.dumps(payload, indent=1))
-    else:
-        print(table)
-    if args.out:
-        write_atomic(args.out, json.dumps(payload, indent=1) + "\n")
+    emit(payload, format_table(results), as_json=args.json, out=args.out)
     return payload
 
 

@@ -26,15 +26,20 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba
 import numpy as np
 from peers_timing import interleaved, row, speedup_row
 
-from lshsim.hashing import MERSENNE61, make_family
+from lshsim.hashing import make_family
 from lshsim.hashing.base import TILE_ENTRIES
 from lshsim.hashing.hyperplane import simhash_codes
+
+# the exact Python-int min-hash of the kernel tests (tests/reference.py), from the repo root
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests import reference
 
 SEED = 20260821
 
@@ -234,19 +239,6 @@ def _pair_sets(pairs: int, length: int, vocab: int, seed: int) -> np.ndarray:
     return out
 
 
-def _exact_min_hashes(tokens: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``min_t (a_j x_t + b_j) mod (2^61 - 1)`` with Python ints (slow, obviously exact)."""
-    aa, bb = [int(v) for v in a], [int(v) for v in b]
-    out = [
-        [
-            min((aj * int(t) + bj) % MERSENNE61 for t in r if t >= 0)
-            for aj, bj in zip(aa, bb, strict=True)
-        ]
-        for r in tokens
-    ]
-    return np.array(out, dtype=np.uint64)
-
-
 def _kwargs_text(kwargs: dict[str, Any]) -> str:
     return "".join(f", {a}={getattr(v, '__name__', repr(v))}" for a, v in kwargs.items())
 
@@ -306,7 +298,7 @@ def minhash_case(quick: bool) -> list[dict[str, Any]]:
     # checks (untimed)
     ours_values = fns["ours"]()
     checked = 256
-    exact = _exact_min_hashes(tokens[:checked], h.a, h.b)
+    exact = np.array(reference.min_hashes(h, tokens[:checked]), dtype=np.uint64)
     ours_exact = bool(np.array_equal(ours_values[:checked], exact))
     n_pairs = 2000
     truth = np.array(

@@ -334,7 +334,6 @@ CASES: dict[str, Callable[[bool], list[dict]]] = {
 
 if __name__ == "__main__":  # pragma: no cover - manual run
     import json
-    import sys
     import time
 
     quick = "--full" not in sys.argv

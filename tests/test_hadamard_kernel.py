@@ -118,3 +118,15 @@ def test_float32_overflow_falls_back_to_float64():
     x = _batch(300, 20, np.float64)
     big = (x * 2.0**120).astype(np.float32)
     np.testing.assert_array_equal(h.hash(big), ref.crosspolytope(h, big.astype(np.float64)))
+
+
+def test_only_overflowing_float32_rows_are_redone_and_float64_overflow_raises():
+    """Rows whose float32 sums overflow get their float64 ids, the others keep theirs; a
+    float64 batch whose rotation overflows raises instead of returning bucket -1."""
+    h = make_family("crosspolytope", 64, 20, seed=1, rotation="hadamard")
+    x = _batch(300, 20, np.float64)
+    mixed = x.astype(np.float32)
+    mixed[::7] *= np.float32(2.0**120)
+    np.testing.assert_array_equal(h.hash(mixed), ref.crosspolytope(h, mixed.astype(np.float64)))
+    with pytest.raises(ValueError, match="overflow float64"):
+        h.hash(x * 1e307)

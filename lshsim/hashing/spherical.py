@@ -546,8 +546,9 @@ def _fwht_rows(buf, cols, signs, signed):  # pragma: no cover - jit
 
     With ``signed``, row ``j`` is first multiplied by ``signs[j]`` (folded into the first
     pass). The first pass fuses one or two stages (``log2 D mod 3`` of them, two when that is
-    0), then radix-8 passes fuse three, and a radix-2 or radix-4 pass ends; each butterfly
-    runs over a row of ``cols`` contiguous entries (SIMD). Each entry sees exactly the
+    0), then radix-8 passes fuse three (a radix-2 pass ends when ``log2 D`` is a multiple
+    of 3); each butterfly runs over a row of ``cols`` contiguous entries (SIMD). Each entry
+    sees exactly the
     additions of the radix-2 stages at strides 1, 2, ..., D/2 in that order (stages are
     fused, never reordered), so the result is bitwise that of the one-vector radix-2
     transform.
@@ -619,9 +620,8 @@ def fwht_columns(buf):  # pragma: no cover - jit
 
 
 #: Rows rotated together by the Hadamard kernel (one ``D x 64`` buffer, transposed, in the
-#: input's float type). Measured at D = 1024, float32, 4096 rows, one thread: a round (signs +
-#: FWHT) takes 3.0 ms, 1.3x ``ffht.fht`` on the same data (2.3 ms); with radix-4 passes,
-#: 32 columns were 1.7x slower than 64, and 128 no faster.
+#: input's float type). Chosen with the earlier radix-4 passes (D = 1024, float32, one
+#: thread: 32 columns 1.7x slower than 64, 128 no faster); not re-measured for radix-8.
 HADAMARD_BLOCK = 64
 #: Largest buffer (D x cols entries) of one thread: large D rotates fewer rows at a time.
 HADAMARD_BUFFER = 2**22
@@ -814,10 +814,14 @@ class CrossPolytope(HashFamily):
             a = weights_like(self.rotation, self._cast, x.dtype)
             return tiled_argmax(x, a, signed_half=self.m)
         out = self._hadamard(x)
-        if out.shape[0] and out.min() < 0:
+        bad = out < 0
+        if bad.any():
             if not np.isfinite(x).all():
                 raise ValueError("batch must be finite (found NaN or inf)")
-            out = self._hadamard(x.astype(np.float64))  # a float32 sum overflowed
+            if x.dtype == np.float32:  # a float32 sum overflowed: those rows again in float64
+                out[bad] = self._hadamard(x[bad].astype(np.float64))
+            if (out < 0).any():
+                raise ValueError("batch too large: its rotated coordinates overflow float64")
         return out
 
     def _hadamard(self, x):
