@@ -128,7 +128,7 @@ def machine_info() -> dict[str, Any]:
 
 def lengths(cfg: Any) -> tuple[int, int]:
     """``(input_length, target_length)``: the config's input and its span-corruption target."""
-    from lshsim.t5.spans import compute_input_and_target_lengths
+    from lshsim.t5.data.spans import compute_input_and_target_lengths
 
     return cfg.input_length, compute_input_and_target_lengths(cfg.input_length)[1]
 
@@ -174,7 +174,7 @@ class JaxRunner:
     def __init__(self, cfg: Any, batch: dict[str, np.ndarray], seed: int) -> None:
         import jax
 
-        from lshsim.t5.train import init_state, make_optimizer, make_train_step
+        from lshsim.t5.steps import init_state, make_optimizer, make_train_step
 
         self._jax = jax
         optimizer = make_optimizer(cfg, learning_rate=1.0, warmup_steps=WARMUP_STEPS)

@@ -83,7 +83,7 @@ def summarize(
     Also the per-seed (paired) difference from the baseline, over the finished runs. Studies
     come in ``order`` (those not in it last).
     """
-    from lshsim.memory_plots import t_interval
+    from lshsim.plots.memory import t_interval
 
     out: dict[str, list[dict[str, Any]]] = {}
     studies = doc["studies"].get(variant, {})
@@ -213,8 +213,8 @@ def figure_data(doc: dict[str, Any], variant: str, study: str) -> dict[str, Any]
 
 
 def make_figure(data: dict[str, Any]):
-    """The study's figure (:mod:`lshsim.memory_plots`) from :func:`figure_data`."""
-    from lshsim import memory_plots
+    """The study's figure (:mod:`lshsim.plots.memory`) from :func:`figure_data`."""
+    from lshsim.plots import memory as memory_plots
 
     acc, loss = memory_plots.METRICS
     groups = [g for g in data["groups"] if g["accuracy"]]

@@ -26,7 +26,7 @@ reading and writing, the summaries and the figures are in ``memory_report.py`` (
 
 Metrics: train's own final evaluation (4 held-out batches, ``final_eval``) and a larger one
 of the same held-out split after training (``heldout``: ``eval_examples`` examples, by
-``lshsim.t5.run.evaluate_run``, i.e. ``lshsim eval --examples``; its first ``4 * batch``
+``lshsim.t5.loop.evaluate_run``, i.e. ``lshsim eval --examples``; its first ``4 * batch``
 examples are exactly train's), which the figures and summaries use. The held-out
 split, the tokenizer and the initialisation all depend on the seed, so comparisons are paired
 by seed (``diff_vs_baseline`` in the summary).
@@ -363,13 +363,13 @@ def unique_runs(specs: Sequence[RunSpec]) -> list[RunSpec]:
 
 
 def heldout_eval(run_dir: Path, examples: int, batch_size: int) -> dict[str, Any]:
-    """A row's ``heldout``: :func:`lshsim.t5.run.evaluate_run` on ``examples`` examples.
+    """A row's ``heldout``: :func:`lshsim.t5.loop.evaluate_run` on ``examples`` examples.
 
     Its first ``4 * batch`` examples are train's ``final_eval``; besides ``loss`` and
     ``accuracy`` it has the span-content ``content_loss`` and ``content_accuracy`` (sentinels
     and EOS left out), token counts, ``examples`` and ``held_out_chunks``.
     """
-    from lshsim.t5.run import evaluate_run
+    from lshsim.t5.loop import evaluate_run
 
     ev = evaluate_run(run_dir, examples=examples, batch_size=batch_size)
     return {k: v for k, v in ev.items() if k not in ("config", "step")}
@@ -387,7 +387,7 @@ def param_counts(config: T5Config) -> dict[str, Any]:
 def train_one(spec: RunSpec, out: Path, progress: bool = False) -> dict[str, Any]:
     """Train one run (resuming its directory if a killed run left one) and return its row."""
     from lshsim.t5 import checkpoint as ckpt
-    from lshsim.t5.run import train
+    from lshsim.t5.loop import train
 
     run_dir = out / spec.key
     setup = spec.setup
@@ -513,7 +513,7 @@ def reeval(
 
 def default_out() -> Path:
     """Run directories: ``$LSHSIM_CACHE/memory_studies`` (outside the repository)."""
-    from lshsim.t5.tokenizer import default_cache_dir
+    from lshsim.t5.data.tokenizer import default_cache_dir
 
     return default_cache_dir() / "memory_studies"
 

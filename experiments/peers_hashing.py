@@ -39,7 +39,7 @@ from lshsim.hashing.hyperplane import simhash_codes
 
 # the exact Python-int min-hash of the kernel tests (tests/reference.py), from the repo root
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests import reference
+from lshsim.testing import reference
 
 SEED = 20260821
 

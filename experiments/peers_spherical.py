@@ -55,7 +55,7 @@ from lshsim.hashing.spherical import (
 
 # the float64 Hadamard reference of the kernel tests (tests/reference.py), from the repo root
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests import reference
+from lshsim.testing import reference
 
 Z_MAX = 4.5
 

@@ -68,7 +68,7 @@ def profile(config: str, batch_size: int, steps: int) -> dict[str, Any]:
     from bench_t5 import WARMUP_STEPS, lengths, make_batch
 
     from lshsim.t5.configs import get_config
-    from lshsim.t5.train import init_state, make_optimizer, make_train_step
+    from lshsim.t5.steps import init_state, make_optimizer, make_train_step
 
     cfg = get_config(config).replace(dropout_rate=0.0)
     length, targets = lengths(cfg)

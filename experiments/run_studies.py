@@ -2,7 +2,8 @@
 
 Usage: python experiments/run_studies.py [--study NAME ...] [--quick] [--seed s] [--out DIR]
 
-The studies are those of ``lshsim reproduce`` (``lshsim.reproduce.STUDIES``); this script runs
+The studies are those of ``lshsim reproduce`` (``lshsim.studies.reproduce.STUDIES``); this
+script runs
 any subset without plotting or checking claims. Plot the files with
 ``experiments/plot_studies.py``.
 """
@@ -14,7 +15,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from lshsim import reproduce
+from lshsim.studies import reproduce
 
 
 def main() -> None:

@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def make_config(args: argparse.Namespace, ap: argparse.ArgumentParser) -> Any:
     """The config the arguments ask for; bad values exit 2 with one line naming the option."""
-    from lshsim import theorem2
+    from lshsim.theorems import theorem2
 
     base = theorem2.SMOKE if args.smoke else theorem2.QUICK if args.quick else theorem2.DEFAULT
     over: dict[str, Any] = {}
@@ -128,8 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     config = make_config(args, ap)
 
-    from lshsim import theorem2
     from lshsim._io import write_atomic
+    from lshsim.theorems import theorem2
 
     start = time.perf_counter()
     result = theorem2.run_sweep(
@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_atomic(args.out / "theorem2_width.json", text)
     if not args.no_plot:
         from lshsim.plots import save_figure
-        from lshsim.theorem2_plots import width_figure
+        from lshsim.plots.theorem2 import width_figure
 
         save_figure(width_figure(result), args.out / "theorem2_width")
     for d, by_arch in result["minimal"].items():

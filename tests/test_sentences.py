@@ -26,7 +26,7 @@ from lshsim.sentences import (
     shared_tokens,
     unit_vectors,
 )
-from tests import reference as ref
+from lshsim.testing import reference as ref
 
 SEEDS = st.integers(0, 2**32 - 1)
 #: Width of the acceptance interval, in standard errors, of the distribution comparisons.

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from lshsim.t5.configs import T5Config, get_config
-from lshsim.t5.spans import compute_input_and_target_lengths
+from lshsim.t5.data.spans import compute_input_and_target_lengths
 
 
 def _flops(compiled) -> float:
@@ -52,7 +52,7 @@ def flops_per_token(
     """
     from lshsim.t5.model import T5
     from lshsim.t5.params import abstract_params
-    from lshsim.t5.train import make_objective
+    from lshsim.t5.steps import make_objective
 
     cfg = get_config(config)
     length = input_length or cfg.input_length

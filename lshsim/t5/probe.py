@@ -515,7 +515,7 @@ def ordinary_ids(tok) -> np.ndarray:
 
 def held_out_rows(docs: Sequence[str], tok, length: int) -> np.ndarray:
     """Held-out documents, tokenized, concatenated and cut into rows of ``length`` tokens."""
-    from lshsim.t5.spans import pack_tokens
+    from lshsim.t5.data.spans import pack_tokens
 
     rows = pack_tokens(tok.encode_batch(list(docs)), length)
     if rows.shape[0] == 0:
@@ -537,7 +537,7 @@ def sentence_source(
         run: a run directory (its tokenizer and held-out split), or ``None``.
     """
     from lshsim.t5 import checkpoint as ckpt
-    from lshsim.t5.run import _options, held_out_tokenizer
+    from lshsim.t5.loop import _options, held_out_tokenizer
 
     length = check_int("length", length, 2)
     if run is not None:
@@ -550,7 +550,7 @@ def sentence_source(
 
 def checkpoint_params(run: str | Path, step: int | None = None) -> tuple[T5Config, Any, int]:
     """``(config, params, step)`` of a run's checkpoint (default: the latest)."""
-    from lshsim.t5.run import restore_run
+    from lshsim.t5.loop import restore_run
 
     config, _, state = restore_run(run, step)
     return config, state["params"], int(state["step"])

@@ -44,7 +44,7 @@ def micro() -> T5Config:
 @pytest.fixture(scope="session")
 def small_corpus(tmp_path_factory):
     """A text file with 600 documents of the embedded corpus, one paragraph each."""
-    from lshsim.t5.corpus import embedded_corpus
+    from lshsim.t5.data.corpus import embedded_corpus
 
     docs = [" ".join(d.split()) for d in embedded_corpus()[:600]]
     path = tmp_path_factory.mktemp("corpus") / "docs.txt"

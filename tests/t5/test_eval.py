@@ -12,8 +12,8 @@ import jax.numpy as jnp  # noqa: E402
 
 from lshsim.cli import main  # noqa: E402
 from lshsim.t5 import checkpoint as ckpt  # noqa: E402
-from lshsim.t5.run import evaluate_run, train  # noqa: E402
-from lshsim.t5.train import cross_entropy  # noqa: E402
+from lshsim.t5.loop import evaluate_run, train  # noqa: E402
+from lshsim.t5.steps import cross_entropy  # noqa: E402
 
 #: Keys of every evaluation ``evaluate_run`` reports, besides ``config`` and ``step``.
 KEYS = {
@@ -74,9 +74,9 @@ def test_more_examples_round_up_to_whole_batches(run):
 
 def _held_out_batch(out, n):
     """The first ``n`` held-out examples, built as the memory studies' script used to."""
-    from lshsim.t5.corpus import load_corpus, split_documents
-    from lshsim.t5.spans import build_dataset
-    from lshsim.t5.tokenizer import Tokenizer
+    from lshsim.t5.data.corpus import load_corpus, split_documents
+    from lshsim.t5.data.spans import build_dataset
+    from lshsim.t5.data.tokenizer import Tokenizer
 
     _, opts = ckpt.read_run(out)
     _, eval_docs = split_documents(
@@ -98,7 +98,7 @@ def _held_out_batch(out, n):
 def test_content_sums_match_a_numpy_recomputation_from_logits(run):
     """One batch of 3: per-token cross-entropy and argmax in float64, sentinels/EOS masked."""
     from lshsim.t5.model import T5
-    from lshsim.t5.train import abstract_state, make_optimizer
+    from lshsim.t5.steps import abstract_state, make_optimizer
 
     out, _ = run
     config, opts = ckpt.read_run(out)

@@ -13,7 +13,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from lshsim.cli import main  # noqa: E402
 from lshsim.t5.configs import LOOKUPS, MEMORY_METHODS  # noqa: E402
-from lshsim.t5.train import init_state, make_optimizer, make_train_step  # noqa: E402
+from lshsim.t5.steps import init_state, make_optimizer, make_train_step  # noqa: E402
 
 from .conftest import MICRO  # noqa: E402
 
@@ -112,7 +112,7 @@ def test_resume_refuses_another_memory_config(capsys, tmp_path):
 
 
 def test_router_losses_are_logged_and_trained(tmp_path, small_corpus):
-    from lshsim.t5.run import train
+    from lshsim.t5.loop import train
 
     cfg = MICRO.replace(lookup="softmax", buckets=4, router_balance_loss=0.01, router_z_loss=0.001)
     res = train(cfg, tmp_path / "r", steps=3, corpus=[small_corpus], progress=False)

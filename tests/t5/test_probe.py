@@ -259,7 +259,7 @@ def test_cli_probe_config_json(capsys):
 
 @pytest.fixture(scope="module")
 def softmax_run(tmp_path_factory, small_corpus):
-    from lshsim.t5.run import train
+    from lshsim.t5.loop import train
 
     out = tmp_path_factory.mktemp("probe") / "run"
     config = MICRO.replace(lookup="softmax", buckets=8)

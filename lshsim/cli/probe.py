@@ -1,0 +1,202 @@
+"""``lshsim probe``: per-layer routing collisions of a model against the theory.
+
+JAX is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+from lshsim.cli.t5 import (
+    _CONFIG_HELP,
+    _MEMORY_FIELDS,
+    _add_memory_args,
+    _Formatter,
+    _wrap,
+    config_from_args,
+)
+
+_EPILOG = """\
+the columns:
+  measured   fraction of aligned positions whose two tokens went to one bucket
+  95% CI     measured +- 1.96 sqrt(v_pairs + v_router): sentence pairs are clusters, and
+             v_router is the spread of --router-draws fresh random lookups on the same inputs
+             (what a random router could have given); pairs-only bounds are in --json
+  predicted  the theory given the measured cosines: mean over positions of
+             voronoi(n, cos) (softmax), simhash/cross-polytope(n, cos) (lsh), or token
+             equality (tokenid)
+  at f       the theory at cosine f, the paper's idealisation (tokens replaced by their mean)
+  z          (measured - predicted) / sd: near N(0, 1) for a random router, large when a
+             trained router departs from the random-router theory
+  effective buckets  exp(entropy) of the buckets the layer used: a collapsed router uses few
+
+examples:
+  lshsim probe --config tiny --lookup softmax                 # at initialisation
+  lshsim probe --config tiny --lookup lsh --lsh-family crosspolytope --buckets 64
+  lshsim train --config tiny --lookup softmax --steps 400 --batch 16 --input-length 64 --out r
+  lshsim probe --checkpoint r --json
+"""
+
+
+def add_parser(sub) -> None:
+    """Add ``probe`` to the CLI's subparsers."""
+    p = sub.add_parser(
+        "probe",
+        help="measure a model's per-layer routing collisions on sentence pairs of overlap f "
+        "against the theory",
+        description=_wrap(
+            "Make sentence pairs from held-out text that share a fraction f of their aligned "
+            "tokens (the other positions get random ordinary pieces), run both sentences "
+            "through the model (at initialisation with --config, or a trained --checkpoint), "
+            "and at every layer and position record the bucket each lookup picks and the "
+            "cosine of the two layer inputs. Report the collision rate per layer and f next "
+            "to the theory's prediction given those cosines: Voronoi for a softmax router "
+            "(exact for a random router), SimHash or cross-polytope for LSH, token equality "
+            "for Token-ID."
+        ),
+        epilog=_EPILOG,
+        formatter_class=_Formatter,
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--checkpoint", metavar="DIR", help="a `lshsim train` run directory")
+    src.add_argument("--config", metavar="C", help=_CONFIG_HELP + "; probed at initialisation")
+    p.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
+    _add_memory_args(p)
+    p.add_argument(
+        "--samples", type=int, default=128, metavar="S", help="sentence pairs per overlap (128)"
+    )
+    p.add_argument(
+        "--overlaps",
+        default="0.1,0.3,0.5,0.7,0.9",
+        metavar="F,F,...",
+        help="overlaps f to probe (0.1,0.3,0.5,0.7,0.9)",
+    )
+    p.add_argument("--length", type=int, default=64, metavar="L", help="tokens per sentence (64)")
+    p.add_argument(
+        "--router-draws",
+        type=int,
+        default=32,
+        metavar="R",
+        help="fresh random lookups per row for the interval (32; 0: pairs only)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="s",
+        help="seeds the pairs, the re-drawn lookups and (with --config) the parameters (0)",
+    )
+    p.add_argument(
+        "--corpus", nargs="+", metavar="PATH", help="text for --config (default: embedded)"
+    )
+    p.add_argument("--json", action="store_true", help='print {"rows": [...], "summary": [...]}')
+    p.set_defaults(func=_probe)
+
+
+def _overlaps(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"overlaps: expected comma-separated numbers, got {text!r}") from None
+    if not values or not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in values):
+        raise ValueError(f"overlaps: each must be in [0, 1], got {text!r}")
+    return values
+
+
+def _source(args):
+    """``(config, params, rows, replace_ids, description)`` of the probed model."""
+    from lshsim._validate import check_int
+    from lshsim.t5 import probe
+    from lshsim.t5.checkpoint import read_run
+
+    seed = check_int("seed", args.seed, 0, 2**32 - 1)
+    if args.checkpoint is not None:
+        given = [f for f in _MEMORY_FIELDS if f != "lookup" and getattr(args, f) is not None]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise ValueError(f"{flag[2:]}: a checkpoint's memory is fixed; {flag} needs --config")
+        if args.corpus:
+            raise ValueError("corpus: a checkpoint is probed on its own held-out split")
+        run = Path(args.checkpoint)
+        probe.theory_family(read_run(run)[0])  # refused before the restore
+        config, params, step = probe.checkpoint_params(run, args.step)
+        if args.lookup is not None and args.lookup != config.lookup:
+            raise ValueError(
+                f"lookup: the checkpoint's lookup is {config.lookup!r}, not {args.lookup!r}"
+            )
+        rows, ids = probe.sentence_source(config, length=args.length, run=run)
+        return config, params, rows, ids, f"{run} step {step}"
+    if args.step is not None:
+        raise ValueError("step: only with --checkpoint")
+    if args.lookup is None:
+        raise ValueError("lookup: --config needs --lookup tokenid|softmax|lsh")
+    config = config_from_args(args)
+    probe.theory_family(config)  # a model without a lookup is refused before any work
+    rows, ids = probe.sentence_source(config, corpus=args.corpus, seed=seed, length=args.length)
+    return config, probe.initial_params(config, seed), rows, ids, f"{config.name} at init"
+
+
+def _probe(args) -> int:
+    from tqdm import tqdm
+
+    from lshsim._validate import check_int
+    from lshsim.t5 import probe
+
+    overlaps = _overlaps(args.overlaps)
+    samples = check_int("samples", args.samples, 2)
+    draws = check_int("router_draws", args.router_draws, 0)
+    check_int("length", args.length, 2)
+    config, params, rows, ids, what = _source(args)
+    with tqdm(total=len(overlaps) + 1, desc="probe", disable=args.json, file=sys.stderr) as bar:
+        result = probe.probe(
+            config,
+            params,
+            rows,
+            ids,
+            overlaps=overlaps,
+            samples=samples,
+            router_draws=draws,
+            seed=args.seed,
+            progress=lambda msg: (bar.set_postfix_str(msg), bar.update(1)),
+        )
+    summary = probe.summarise(result)
+    family, _ = probe.theory_family(config)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "model": what,
+                    "config": config.name,
+                    "lookup": config.lookup,
+                    "theory": family or "token equality",
+                    "buckets": config.num_buckets,
+                    "rows": result,
+                    "summary": summary,
+                }
+            )
+        )
+        return 0
+    print(
+        f"{what}: lookup {config.lookup} ({config.num_buckets} buckets), theory "
+        f"{family or 'token equality'}; {samples} pairs x {args.length} tokens per overlap"
+    )
+    print(
+        f"{'layer':<10s} {'f':>4s} {'cosine':>7s} {'measured':>9s} {'95% CI':>17s} "
+        f"{'predicted':>9s} {'at f':>7s} {'z':>6s}"
+    )
+    for r in result:
+        print(
+            f"{r['layer']:<10s} {r['overlap']:4.2f} {r['cosine']:7.3f} {r['measured']:9.4f} "
+            f"[{r['ci_low']:.4f}, {r['ci_high']:.4f}] {r['predicted']:9.4f} "
+            f"{r['predicted_at_f']:7.4f} {r['z']:6.2f}"
+        )
+    print("per layer: mean (measured - predicted), rms z, predictions inside the CI, buckets used")
+    for s in summary:
+        print(
+            f"{s['layer']:<10s} {s['mean_departure']:+.4f}  rms z {s['rms_z']:.2f}  "
+            f"inside {s['inside']}/{s['rows']}  effective buckets {s['effective_buckets']:.1f}"
+        )
+    return 0

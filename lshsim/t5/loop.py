@@ -1,0 +1,440 @@
+"""Training and evaluation runs: data, mesh, jit-compiled steps, metrics, checkpoints, resume.
+
+:func:`train` is what ``lshsim train`` runs; :func:`evaluate_run` is ``lshsim eval``. A run
+directory's layout is described in :mod:`lshsim.t5.checkpoint`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from lshsim._validate import check_float, check_int
+from lshsim.t5 import checkpoint as ckpt
+from lshsim.t5.configs import T5Config, get_config
+
+#: Number of held-out batches evaluated (fixed, so every evaluation sees the same tokens).
+EVAL_BATCHES = 4
+
+
+def _tokenizer(config: T5Config, opts: dict[str, Any], out: Path, train_docs, *, reuse: bool):
+    """The run's tokenizer: its saved one (``reuse``), ``opts["tokenizer"]``, or a trained one."""
+    from lshsim.t5.data.tokenizer import Tokenizer, train_tokenizer
+
+    tok_path = out / ckpt.TOKENIZER_FILE
+    if reuse and tok_path.is_file():
+        tok = Tokenizer.load(tok_path)
+    elif opts.get("tokenizer"):
+        tok = Tokenizer.load(opts["tokenizer"])
+    else:
+        tok = train_tokenizer(train_docs, config.num_pieces, seed=opts["seed"])
+    if tok.vocab_size > config.vocab_size:
+        raise ValueError(
+            f"tokenizer: {tok.vocab_size} ids do not fit config '{config.name}' "
+            f"(vocab_size {config.vocab_size})"
+        )
+    return tok
+
+
+def _span_options(opts: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "input_length": opts["input_length"],
+        "target_length": opts["target_length"],
+        "noise_density": opts["noise_density"],
+        "mean_span": opts["mean_span"],
+    }
+
+
+def _data(config: T5Config, opts: dict[str, Any], out: Path, *, reuse_tokenizer: bool):
+    """Tokenizer, training dataset and held-out batches of a run."""
+    from lshsim.t5.data.corpus import load_corpus, split_documents
+    from lshsim.t5.data.spans import build_dataset
+
+    docs = load_corpus(opts["corpus"])
+    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
+    tok = _tokenizer(config, opts, out, train_docs, reuse=reuse_tokenizer)
+    kw = _span_options(opts)
+    train_ds = build_dataset(train_docs, tok, seed=opts["seed"], **kw)
+    kw["target_length"] = train_ds.target_length
+    eval_ds = build_dataset(eval_docs, tok, seed=opts["seed"] + 1, **kw)
+    eval_batches = eval_ds.eval_batches(opts["batch_size"], opts["eval_batches"])
+    return tok, train_ds, eval_batches
+
+
+def _held_out(config: T5Config, opts: dict[str, Any], out: Path):
+    """Tokenizer and held-out dataset of a recorded run, as :func:`_data` builds them.
+
+    The training set is built only for a run whose ``target_length`` was not recorded.
+    """
+    from lshsim.t5.data.corpus import load_corpus, split_documents
+    from lshsim.t5.data.spans import build_dataset
+
+    docs = load_corpus(opts["corpus"])
+    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
+    tok = _tokenizer(config, opts, out, train_docs, reuse=True)
+    kw = _span_options(opts)
+    if kw["target_length"] is None:
+        kw["target_length"] = build_dataset(train_docs, tok, seed=opts["seed"], **kw).target_length
+    return tok, build_dataset(eval_docs, tok, seed=opts["seed"] + 1, **kw)
+
+
+def _special_ids(tok) -> tuple[int, ...]:
+    """Ids left out of the content accuracy: the tokenizer's sentinels and EOS."""
+    return (*tok.sentinel_ids, tok.eos_id)
+
+
+def _options(config: T5Config, **given: Any) -> dict[str, Any]:
+    """Training options with defaults from the config, validated."""
+    opts = {
+        "corpus": None,
+        "batch_size": config.batch_size,
+        "input_length": config.input_length,
+        "target_length": None,
+        "noise_density": 0.15,
+        "mean_span": 3.0,
+        "seed": 0,
+        "eval_fraction": 0.05,
+        "eval_batches": EVAL_BATCHES,
+        "learning_rate": 1.0,
+        "warmup_steps": config.warmup_steps,
+        "tokenizer": None,
+    }
+    for k, v in given.items():
+        if v is not None:
+            opts[k] = v
+    opts["batch_size"] = check_int("batch", opts["batch_size"], 1)
+    opts["input_length"] = check_int("input_length", opts["input_length"], 2)
+    if opts["target_length"] is not None:
+        opts["target_length"] = check_int("target_length", opts["target_length"], 2)
+    opts["seed"] = check_int("seed", opts["seed"], 0, 2**32 - 1)
+    opts["eval_batches"] = check_int("eval_batches", opts["eval_batches"], 1)
+    opts["warmup_steps"] = check_int("warmup_steps", opts["warmup_steps"], 1)
+    opts["learning_rate"] = check_float(
+        "learning_rate", opts["learning_rate"], 0.0, math.inf, lo_open=True
+    )
+    if opts["corpus"] is not None:
+        opts["corpus"] = [str(Path(p).absolute()) for p in opts["corpus"]] or None
+    if opts["tokenizer"] is not None:
+        opts["tokenizer"] = str(Path(opts["tokenizer"]).absolute())
+    return opts
+
+
+def _primary() -> bool:
+    """Whether this process writes the run's files (process 0 of a multi-host run)."""
+    import jax
+
+    return jax.process_index() == 0
+
+
+def _append_metrics(out: Path, record: dict) -> None:
+    if not _primary():
+        return
+    with open(out / ckpt.METRICS_FILE, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def train(
+    config: T5Config | str,
+    out: str | Path,
+    *,
+    steps: int,
+    resume: bool = False,
+    corpus: Sequence[str] | None = None,
+    batch_size: int | None = None,
+    input_length: int | None = None,
+    target_length: int | None = None,
+    seed: int | None = None,
+    learning_rate: float | None = None,
+    warmup_steps: int | None = None,
+    tokenizer: str | None = None,
+    eval_every: int | None = None,
+    checkpoint_every: int | None = None,
+    log_every: int = 1,
+    devices: int | None = None,
+    progress: bool = True,
+    on_step: Callable[[int, dict], None] | None = None,
+) -> dict[str, Any]:
+    """Pretrain (or continue pretraining) a T5 with span corruption; return a summary.
+
+    Args:
+        config: a config or its name.
+        out: the run directory (created).
+        steps: train until this many steps are done in total.
+        resume: continue the run in ``out`` from its latest checkpoint. Its recorded options
+            are used; explicitly given ones must agree with them.
+        corpus: text / JSON-lines files or directories; ``None``: the embedded corpus.
+        batch_size: examples per step (a multiple of the device count).
+        input_length: encoder tokens per example after span corruption.
+        target_length: decoder tokens (default: what span corruption needs).
+        seed: seeds parameters, data order, noise masks and dropout.
+        learning_rate: base of the rsqrt schedule (T5: 1.0).
+        warmup_steps: constant-rate steps of the schedule.
+        tokenizer: a SentencePiece ``.model`` to use instead of training one.
+        eval_every: evaluate the held-out batches every this many steps (default: 4 times).
+        checkpoint_every: checkpoint every this many steps (default: 4 times, and at the end).
+        log_every: write train metrics every this many steps.
+        devices: devices of the data-parallel mesh (default: all).
+        progress: show a progress bar.
+        on_step: called as ``on_step(step, metrics)`` after each logged step (tests use it to
+            simulate a kill).
+
+    Returns:
+        dict with ``step``, ``initial_eval``, ``final_eval``, ``train_loss``, ``out``,
+        ``examples_per_second`` (after the first, compiling, step). The evaluations hold
+        ``loss``, ``accuracy``, ``tokens`` and the span-content ``content_loss``,
+        ``content_accuracy``, ``content_tokens`` (see :func:`evaluate_run`).
+
+    Raises:
+        ValueError: bad options, a missing or empty corpus, lengths too short for span
+            corruption, an existing run without ``resume``, a checkpoint from another config.
+        NonFiniteLossError: the loss became NaN or infinite; the last good checkpoint stays.
+    """
+    import jax
+    from tqdm import tqdm
+
+    from lshsim.t5 import NonFiniteLossError, sharding
+    from lshsim.t5.steps import (
+        abstract_state,
+        evaluate,
+        init_state,
+        make_eval_step,
+        make_optimizer,
+        make_train_step,
+    )
+    from lshsim.t5.steps import (
+        learning_rate as lr_at,
+    )
+
+    config = get_config(config)
+    steps = check_int("steps", steps, 1)
+    log_every = check_int("log_every", log_every, 1)
+    out = Path(out)
+    given = {
+        "corpus": list(corpus) if corpus else None,
+        "batch_size": batch_size,
+        "input_length": input_length,
+        "target_length": target_length,
+        "seed": seed,
+        "learning_rate": learning_rate,
+        "warmup_steps": warmup_steps,
+        "tokenizer": tokenizer,
+    }
+    has_run = (out / ckpt.RUN_FILE).is_file()
+    if resume:
+        saved_cfg, opts = ckpt.read_run(out)
+        if saved_cfg != config:
+            diff = [k for k, v in config.to_dict().items() if saved_cfg.to_dict().get(k) != v]
+            raise ValueError(
+                f"checkpoint: {out} was trained with config '{saved_cfg.name}', not "
+                f"'{config.name}' (differs in {', '.join(diff)})"
+            )
+        new = _options(config, **given)
+        for k, v in given.items():
+            if v is not None and new[k] != opts.get(k):
+                name = "batch" if k == "batch_size" else k
+                raise ValueError(
+                    f"{name}: the run in {out} used {opts.get(k)!r}; resume with the same value"
+                )
+    else:
+        if has_run:
+            raise ValueError(
+                f"out: {out} already holds a training run; pass --resume to continue it or "
+                "choose another --out"
+            )
+        opts = _options(config, **given)
+    mesh = sharding.make_mesh(devices)
+    sharding.check_batch(opts["batch_size"], mesh)
+    tok, train_ds, eval_host = _data(config, opts, out, reuse_tokenizer=resume)
+    opts["target_length"] = train_ds.target_length
+    out.mkdir(parents=True, exist_ok=True)
+    if not resume and _primary():
+        tok.save(out / ckpt.TOKENIZER_FILE)
+        ckpt.write_run(out, config, opts)
+
+    optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
+    with ckpt.manager(out) as mngr:
+        repl = sharding.replicated(mesh)
+        if resume and mngr.latest_step() is not None:
+            state = ckpt.restore(mngr, abstract_state(config, optimizer))
+            start = int(state["step"])
+            if _primary():
+                ckpt.truncate_metrics(out, start)
+        else:
+            state = init_state(config, optimizer, opts["seed"])
+            start = 0
+            if _primary():
+                (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
+        state = sharding.replicate(state, mesh)
+        step_fn = jax.jit(
+            make_train_step(config, optimizer, opts["seed"]),
+            in_shardings=(repl, sharding.batch_sharded(mesh)),
+            out_shardings=(repl, repl),
+            donate_argnums=0,
+        )
+        eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
+        eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
+        eval_every = eval_every or max(1, steps // 4)
+        checkpoint_every = checkpoint_every or max(1, steps // 4)
+
+        def run_eval(step: int) -> dict:
+            ev = evaluate(eval_fn, state["params"], eval_batches)
+            _append_metrics(out, {"step": step, "split": "eval", **ev})
+            return ev
+
+        initial = run_eval(0) if start == 0 else None
+        last_good = mngr.latest_step()
+        finite = True
+        train_loss = math.nan
+        t_first = None
+        bar = tqdm(
+            total=steps,
+            initial=start,
+            desc=f"train {config.name}",
+            disable=not progress,
+            unit="step",
+            dynamic_ncols=True,
+        )
+        final = None
+        with bar:
+            for step in range(start, steps):
+                batch = sharding.shard_batch(train_ds.batch(step, opts["batch_size"]), mesh)
+                state, metrics = step_fn(state, batch)
+                done = step + 1
+                if t_first is None:
+                    jax.block_until_ready(metrics["loss"])
+                    t_first = (time.perf_counter(), done)
+                is_ckpt = done % checkpoint_every == 0 or done == steps
+                if done % log_every == 0 or is_ckpt:
+                    m = jax.device_get(metrics)
+                    finite = finite and bool(m["finite"])
+                    if not finite:
+                        where = f"step {last_good}" if last_good is not None else "none"
+                        raise NonFiniteLossError(
+                            f"loss: non-finite ({float(m['loss'])}) at step {done}; "
+                            f"last good checkpoint: {where} in {out}"
+                        )
+                    train_loss = float(m["loss"])
+                    record = {
+                        "step": done,
+                        "split": "train",
+                        "loss": train_loss,
+                        "z_loss": float(m["z_loss"]),
+                        "router_loss": float(m["router_loss"]),
+                        "accuracy": float(m["accuracy"]),
+                        "lr": lr_at(step, opts["learning_rate"], opts["warmup_steps"]),
+                    }
+                    _append_metrics(out, record)
+                    bar.set_postfix(loss=f"{train_loss:.3f}", acc=f"{record['accuracy']:.3f}")
+                    if on_step is not None:
+                        on_step(done, record)
+                if done % eval_every == 0 or done == steps:
+                    final = run_eval(done)
+                if is_ckpt:
+                    ckpt.save(mngr, done, state)
+                    last_good = done
+                bar.update(1)
+        jax.block_until_ready(state["params"])
+        t_end = time.perf_counter()
+        timed_steps = steps - t_first[1] if t_first else 0
+        eps = timed_steps * opts["batch_size"] / (t_end - t_first[0]) if timed_steps else math.nan
+        if final is None:
+            final = run_eval(steps)
+        return {
+            "step": steps,
+            "initial_eval": initial,
+            "final_eval": final,
+            "train_loss": train_loss,
+            "out": str(out),
+            "examples_per_second": eps,
+        }
+
+
+def restore_run(out: str | Path, step: int | None = None) -> tuple[T5Config, dict, dict]:
+    """``(config, options, state)`` of a recorded run's checkpoint (default: the latest).
+
+    ``state`` holds ``params``, ``opt_state`` and ``step``, restored on the host.
+    """
+    from lshsim.t5.steps import abstract_state, make_optimizer
+
+    out = Path(out)
+    config, opts = ckpt.read_run(out)
+    optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
+    with ckpt.manager(out, read_only=True) as mngr:
+        state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
+    return config, opts, state
+
+
+def held_out_tokenizer(config: T5Config, opts: dict[str, Any], out: Path | None):
+    """The tokenizer and held-out documents a run (``out``) uses, or would use with ``opts``.
+
+    A recorded run's saved tokenizer is reused; otherwise one is trained (and cached) on the
+    training split, as :func:`train` does.
+    """
+    from lshsim.t5.data.corpus import load_corpus, split_documents
+
+    docs = load_corpus(opts["corpus"])
+    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
+    reuse = out is not None
+    tok = _tokenizer(config, opts, Path(out) if reuse else Path("."), train_docs, reuse=reuse)
+    return tok, eval_docs
+
+
+def evaluate_run(
+    checkpoint: str | Path,
+    *,
+    step: int | None = None,
+    examples: int | None = None,
+    batch_size: int | None = None,
+) -> dict[str, Any]:
+    """Held-out loss and span accuracy of a run's checkpoint (default: the latest).
+
+    Args:
+        checkpoint: a run directory of :func:`train`.
+        step: the checkpoint step (default: the latest).
+        examples: held-out examples to evaluate, rounded up to whole batches. ``None``: the
+            run's own evaluation (``eval_batches`` batches of its batch size, what ``train``
+            records as ``final_eval``). Example ``k`` is chunk ``k mod held_out_chunks`` of the
+            held-out split with span mask ``k``, so the first ``4 * batch`` examples are the
+            run's own evaluation (past ``held_out_chunks`` the text repeats with new masks).
+        batch_size: examples per evaluation batch (default: the run's batch size; at most
+            ``examples``). Only the batching changes, not the examples.
+
+    Returns:
+        ``config``, ``step``; ``loss`` (cross-entropy per target token, no z-loss),
+        ``accuracy`` and ``tokens`` over all target tokens (spans, sentinels, EOS);
+        ``content_loss``, ``content_accuracy`` and ``content_tokens`` over the span contents
+        only (sentinels and EOS left out: early in training they are most of what a model
+        gets right); ``examples`` and ``held_out_chunks`` (distinct held-out chunks).
+
+    Raises:
+        ValueError: if ``checkpoint`` is not a run directory or has no checkpoint, or
+            ``examples`` or ``batch_size`` is not an integer >= 1.
+    """
+    import jax
+
+    from lshsim.t5.steps import evaluate, make_eval_step
+
+    if examples is not None:
+        examples = check_int("examples", examples, 1)
+    if batch_size is not None:
+        batch_size = check_int("batch_size", batch_size, 1)
+    out = Path(checkpoint)
+    config, opts, state = restore_run(out, step)
+    if examples is None:
+        examples = opts["eval_batches"] * opts["batch_size"]
+    batch = min(batch_size or opts["batch_size"], examples)
+    tok, ds = _held_out(config, opts, out)
+    batches = ds.eval_batches(batch, -(-examples // batch))
+    eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
+    ev = evaluate(eval_fn, state["params"], batches)
+    return {
+        "config": config.name,
+        "step": int(state["step"]),
+        **ev,
+        "examples": len(batches) * batch,
+        "held_out_chunks": ds.num_chunks,
+    }

@@ -1,0 +1,196 @@
+"""Slow, obvious reference implementations of every hash family, and a Bartlett sampler.
+
+The references serve the kernel tests and the peer benchmarks; the ``K x K`` Bartlett sampler
+of the sentence-pair cosine serves the sentence tests.
+
+Each reference rebuilds a family's hash from the parameters drawn on the instance and computes
+it the plain way: Python loops and integers, NumPy ``argmax``, a Walsh-Hadamard *matrix*.
+
+The one step shared with the library is the projection ``x @ W.T``, done in the dtype of the
+batch as the library documents (float32 batches hash in single precision): a dot product
+recomputed in another order or precision may round differently and flip a near-tie, so a
+bit-identical comparison needs the same projection. Everything after it -- sign packing,
+cell indices and their radix digits, argmax and its tie rule, the pseudo-random rotation, all
+of min-hash -- is independent of the kernels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+
+from lshsim.sentences import shared_tokens
+
+#: The Mersenne prime 2^61 - 1, as a Python int.
+P61 = 2**61 - 1
+
+
+def project(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``x @ w.T`` in the dtype of ``x`` (float[m, rows(w)])."""
+    return x @ np.ascontiguousarray(w, dtype=x.dtype).T
+
+
+def int_root(n: int, k: int) -> int | None:
+    """The integer ``r`` with ``r^k == n`` (exact bisection on Python ints), or None."""
+    lo, hi = 1, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if mid**k <= n:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo if lo**k == n else None
+
+
+def simhash(h, x: np.ndarray) -> np.ndarray:
+    """Bucket ``sum_j [g_j . x > 0] 2^j`` from ``h.planes``."""
+    out = []
+    for row in project(x, h.planes):
+        out.append(sum(2**j for j, p in enumerate(row) if p > 0))
+    return np.array(out, dtype=np.int64).reshape(x.shape[0])
+
+
+def pstable(h, x: np.ndarray) -> np.ndarray:
+    """Bucket ``sum_j (floor((g_j . x + b_j) / w) mod r) r^j`` with Python-int digits."""
+    k, w = h.params["k"], h.params["w"]
+    r = int_root(h.n, k)
+    out = []
+    for row in project(x, h.directions):
+        bucket = 0
+        for j in range(k):
+            cell = math.floor((float(row[j]) + float(h.offsets[j])) / w)
+            bucket += (cell % r) * r**j
+        out.append(bucket)
+    return np.array(out, dtype=np.int64).reshape(x.shape[0])
+
+
+def voronoi(h, x: np.ndarray) -> np.ndarray:
+    """Bucket ``argmax_i g_i . x`` from ``h.centres`` (numpy's argmax: ties go to the lowest)."""
+    return np.argmax(project(x, h.centres), axis=1).astype(np.int64)
+
+
+def signed_argmax(y: np.ndarray) -> np.ndarray:
+    """Cross-polytope bucket of rotated rows ``y`` (float[rows, m]).
+
+    Id ``j`` for ``+e_j`` and ``j + m`` for ``-e_j``: the argmax over ``concat([y, -y])``, with
+    numpy's rule that a tie goes to the lowest index.
+    """
+    return np.argmax(np.concatenate([y, -y], axis=1), axis=1).astype(np.int64)
+
+
+def walsh_hadamard(v: np.ndarray) -> np.ndarray:
+    """Unnormalised Walsh-Hadamard transform of the last axis, by the Sylvester recursion.
+
+    ``H_2n [a; b] = [H_n a + H_n b; H_n a - H_n b]``. It adds the same pairs in the same
+    order as any radix-2 butterfly, so it is bit-identical to one; a matrix product
+    (:func:`walsh_hadamard_matrix`) agrees exactly on integers and to rounding otherwise, but
+    an input confined to few directions (``d = 1``) has near-ties that rounding decides.
+    """
+    half = v.shape[-1] // 2
+    if half == 0:
+        return v.copy()
+    a = walsh_hadamard(v[..., :half])
+    b = walsh_hadamard(v[..., half:])
+    return np.concatenate([a + b, a - b], axis=-1)
+
+
+def walsh_hadamard_matrix(v: np.ndarray) -> np.ndarray:
+    """The same transform as the product with the Sylvester matrix ``scipy.linalg.hadamard``."""
+    return v @ scipy.linalg.hadamard(v.shape[-1]).astype(np.float64).T
+
+
+def hadamard_rotation(h, x: np.ndarray) -> np.ndarray:
+    """``y = (H S_3 H S_2 H S_1 [x, 0])[:m]`` in float64, ``[x, 0]`` zero-padded to ``D``."""
+    rounds, dim = h.signs.shape
+    y = np.zeros((x.shape[0], dim))
+    y[:, : x.shape[1]] = x
+    for r in range(rounds):
+        y = walsh_hadamard(y * h.signs[r])
+    return y[:, : h.n // 2]
+
+
+def crosspolytope(h, x: np.ndarray) -> np.ndarray:
+    """Cross-polytope bucket from ``h.rotation`` (Gaussian) or ``h.signs`` (Hadamard)."""
+    if h.params["rotation"] == "gaussian":
+        return signed_argmax(project(x, h.rotation))
+    return signed_argmax(hadamard_rotation(h, x))
+
+
+def min_hashes(h, tokens: np.ndarray) -> list[list[int]]:
+    """``M_j(row) = min over ids t >= 0 of (a_j t + b_j) mod p``, exact Python ints."""
+    a = [int(v) for v in h.a]
+    b = [int(v) for v in h.b]
+    out = []
+    for row in np.asarray(tokens):
+        ids = [int(t) for t in row if t >= 0]
+        out.append([min((aj * t + bj) % P61 for t in ids) for aj, bj in zip(a, b, strict=True)])
+    return out
+
+
+def minhash(h, tokens: np.ndarray) -> np.ndarray:
+    """``k = 1``: ``M mod n``; ``k > 1``: ``(sum_j c_j M_j) mod p mod n``."""
+    c = [int(v) for v in h.c]
+    out = []
+    for values in min_hashes(h, tokens):
+        if len(values) == 1:
+            out.append(values[0] % h.n)
+        else:
+            out.append(sum(cj * mj for cj, mj in zip(c, values, strict=True)) % P61 % h.n)
+    return np.array(out, dtype=np.int64).reshape(len(out))
+
+
+def tokenid(h, tokens: np.ndarray) -> np.ndarray:
+    """``id mod n`` elementwise, same shape."""
+    tokens = np.asarray(tokens)
+    flat = [int(t) % h.n for t in tokens.reshape(-1)]
+    return np.array(flat, dtype=np.int64).reshape(tokens.shape)
+
+
+#: Reference of each family, by the family's registry name.
+REFERENCES = {
+    "simhash": simhash,
+    "pstable": pstable,
+    "voronoi": voronoi,
+    "crosspolytope": crosspolytope,
+    "minhash": minhash,
+    "tokenid": tokenid,
+}
+
+
+def naive_affine_uint64(a: int, x: int, b: int) -> int:
+    """The datasketch formula ``(a x + b) % p`` on uint64 arrays, which wraps past 2^64."""
+    av = np.array([a], dtype=np.uint64)
+    xv = np.array([x], dtype=np.uint64)
+    bv = np.array([b], dtype=np.uint64)
+    return int(((av * xv + bv) % np.uint64(P61))[0])
+
+
+def sentence_cosines_bartlett(
+    count: int, overlap: float, *, length: int, dim: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The pair's cosine from the full Gram matrix of its ``K = 2l - s`` token embeddings.
+
+    The library's former sampler, kept as an independent route to the same distribution as
+    :func:`lshsim.sentences.sentence_cosines`. Writing the Gaussian vectors that normalise to
+    the embeddings in the orthonormal basis that Gram-Schmidt builds from them gives an
+    upper-triangular ``q x K`` matrix (``q = min(K, d)``) with independent entries: ``N(0, 1)``
+    above the diagonal and ``chi_{d - i}`` on it (Bartlett decomposition). Its normalised
+    columns are the embeddings in that basis; the sentences sum their first ``l`` columns and
+    the ``s`` shared plus the last ``l - s``. Cost ``O(K min(K, d))`` per pair.
+    """
+    s = shared_tokens(overlap, length)
+    k = 2 * length - s
+    q = min(k, dim)
+    r = np.zeros((count, q, k))
+    iu = np.triu_indices(q, 1, k)
+    r[:, iu[0], iu[1]] = rng.standard_normal((count, iu[0].size))
+    diag = np.arange(q)
+    r[:, diag, diag] = np.sqrt(rng.chisquare(dim - diag, size=(count, q)))
+    u = r / np.linalg.norm(r, axis=1, keepdims=True)  # columns are the unit embeddings
+    shared = u[:, :, :s].sum(axis=2)
+    a = shared + u[:, :, s:length].sum(axis=2)
+    b = shared + u[:, :, length:].sum(axis=2)
+    cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return np.clip(cos, -1.0, 1.0)
