@@ -1,10 +1,9 @@
 """Hashing hot paths next to their peers (issue 8): SimHash, Voronoi top-1 and min-hash.
 
-Imported by ``experiments/bench_peers.py``, which puts ``experiments/`` on ``sys.path`` and
-calls every entry of :data:`CASES` with ``quick`` (fewer timed rounds, the same sizes). Every
-case times its contenders interleaved in one run (:func:`peers_timing.interleaved`), reports
-ratios of medians, and checks that ours and the peer compute the same thing, so a fast wrong
-kernel cannot meet a goal:
+:mod:`lshsim.bench.peers` calls every entry of :data:`CASES` with ``quick`` (fewer timed
+rounds, the same sizes). Every case times its contenders interleaved in one run
+(:func:`lshsim.bench.timing.interleaved`), reports ratios of medians, and checks that ours and
+the peer compute the same thing, so a fast wrong kernel cannot meet a goal:
 
 * ``simhash``: m = 65536 float32 vectors, d = 512, k = 16 and 64 sign bits, against FAISS
   ``IndexLSH`` given *our* hyperplanes (its rotation matrix ``rrot.A``), whose codes must equal
@@ -17,29 +16,24 @@ kernel cannot meet a goal:
   must estimate the pairs' Jaccard index alike (datasketch's values cannot equal ours: its
   permutations are different functions, see :func:`minhash_case`).
 
-Run one case by hand with ``python experiments/peers_hashing.py [case ...] [--quick]``.
+Run one case by hand with ``python experiments/bench_peers.py --only CASE [--quick]``.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numba
 import numpy as np
-from peers_timing import interleaved, row, speedup_row
 
+from lshsim.bench.timing import interleaved, row, speedup_row
 from lshsim.hashing import make_family
 from lshsim.hashing.base import TILE_ENTRIES
 from lshsim.hashing.hyperplane import simhash_codes
-
-# the exact Python-int min-hash of the kernel tests (tests/reference.py), from the repo root
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lshsim.testing import reference
+from lshsim.testing import reference  # the exact Python-int min-hash of the kernel tests
 
 SEED = 20260821
 
@@ -367,22 +361,3 @@ CASES: dict[str, Callable[[bool], list[dict[str, Any]]]] = {
     "voronoi": voronoi_case,
     "minhash": minhash_case,
 }
-
-
-def main(argv: list[str]) -> None:
-    """Run the named cases (default: all) and print one line per row."""
-    quick = "--quick" in argv
-    names = [a for a in argv if not a.startswith("--")] or list(CASES)
-    for name in names:
-        t0 = time.perf_counter()
-        for r in CASES[name](quick):
-            print(
-                f"{r['name']}: ratio {r['ratio']:.3f} (goal {r['goal']}) "
-                f"meets={r['meets']} ours {r['ours_s'] * 1e3:.1f} ms "
-                f"peer {r['peer_s'] * 1e3:.1f} ms checks={r['checks']}"
-            )
-        print(f"  [{name}: {time.perf_counter() - t0:.1f} s]")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -1,6 +1,7 @@
 """Issue 8, spherical hot paths: our kernels next to a peer, timed interleaved in one run.
 
-Cases (``CASES[name](quick) -> rows`` of :mod:`peers_timing`):
+Cases (``CASES[name](quick) -> rows`` of :mod:`lshsim.bench.timing`), run by
+:mod:`lshsim.bench.peers` (one by hand: ``python experiments/bench_peers.py --only CASE``):
 
 ``crosspolytope_hadamard``
     ``make_family("crosspolytope", 2048, 1024, rotation="hadamard").hash`` on float32 rows
@@ -35,15 +36,13 @@ Cases (``CASES[name](quick) -> rows`` of :mod:`peers_timing`):
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import numba
 import numpy as np
-from peers_timing import interleaved, row, speedup_row
 
 from lshsim import theory
+from lshsim.bench.timing import interleaved, row, speedup_row
 from lshsim.hashing import make_family
 from lshsim.hashing.spherical import (
     CrossPolytope,
@@ -52,10 +51,7 @@ from lshsim.hashing.spherical import (
     fwht_columns,
     hadamard_crosspolytope,
 )
-
-# the float64 Hadamard reference of the kernel tests (tests/reference.py), from the repo root
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lshsim.testing import reference
+from lshsim.testing import reference  # the float64 Hadamard reference of the kernel tests
 
 Z_MAX = 4.5
 
@@ -330,16 +326,3 @@ CASES: dict[str, Callable[[bool], list[dict]]] = {
     "voronoi_reduced": voronoi_reduced,
     "voronoi_exact": voronoi_exact,
 }
-
-
-if __name__ == "__main__":  # pragma: no cover - manual run
-    import json
-    import time
-
-    quick = "--full" not in sys.argv
-    for name, case in CASES.items():
-        start = time.perf_counter()
-        rows = case(quick)
-        print(f"# {name}: {time.perf_counter() - start:.1f} s")
-        for r in rows:
-            print(json.dumps({k: v for k, v in r.items() if k != "times"}, default=str))
