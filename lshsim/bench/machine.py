@@ -39,7 +39,7 @@ def loadavg() -> list[float] | None:
     return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
-def cpu() -> tuple[str, list[str]]:
+def cpu_info() -> tuple[str, list[str]]:
     """The CPU model and its SIMD flags among avx, fma, avx2, avx512f and avx512_bf16.
 
     Returns:
@@ -62,7 +62,7 @@ def machine_info() -> dict[str, Any]:
     Returns:
         The machine block of :mod:`lshsim.bench.peers`' JSON.
     """
-    model, flags = cpu()
+    model, flags = cpu_info()
     versions = {}
     for pkg in PACKAGES:
         try:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
@@ -77,6 +78,38 @@ def _ids_agree(got: np.ndarray, y64: np.ndarray) -> bool:
     return bool(bad.size <= max(1, 1e-3 * got.size) and (margin <= 1e-4).all())
 
 
+def _hadamard_checks(
+    ffht: Any,
+    had: CrossPolytope,
+    gauss: CrossPolytope,
+    x: np.ndarray,
+    xs: np.ndarray,
+    dense: np.ndarray,
+    out3: np.ndarray,
+) -> dict[str, bool]:
+    """The checks of :func:`crosspolytope_hadamard`, on the first 512 (FWHT: 64) rows.
+
+    Ids vs the float64 reference (near-ties allowed), the dense matmul's ids, the Gaussian
+    family's id range, ffht's transform == our FWHT on the same float32 rows, and the timed
+    kernel's output == the hash's.
+    """
+    sub = slice(0, 512)
+    y64 = reference.hadamard_rotation(had, x[sub])
+    ours_ids = had.hash(x)
+    gauss_ids = gauss.hash(x[sub])
+    block = np.ascontiguousarray(xs[:64].T)
+    fwht_columns(block)
+    peer = ffht.fht(np.ascontiguousarray(xs[:64]))
+    scale = float(np.abs(peer).max())
+    return {
+        "ids": _ids_agree(ours_ids[sub], y64),
+        "dense": _ids_agree(reference.signed_argmax(x[sub] @ dense), y64),
+        "gaussian_range": bool(((gauss_ids >= 0) & (gauss_ids < gauss.n)).all()),
+        "fwht": bool(np.allclose(block.T, peer, rtol=0, atol=1e-5 * scale)),
+        "kernel": bool(np.array_equal(out3, ours_ids)),
+    }
+
+
 def crosspolytope_hadamard(quick: bool) -> list[dict]:
     """Hadamard cross-polytope hash vs dense rotations and vs ffht per round."""
     ffht = _ffht()
@@ -111,20 +144,7 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
     }
     t = interleaved(fns, rounds=rounds, warmup=1)
 
-    # checks: ids vs the float64 reference (near-ties allowed), the dense matmul's ids, and
-    # ffht's transform == our FWHT on the same float32 rows
-    sub = slice(0, 512)
-    y64 = reference.hadamard_rotation(had, x[sub])
-    ours_ids = had.hash(x)
-    ids_ok = _ids_agree(ours_ids[sub], y64)
-    dense_ok = _ids_agree(reference.signed_argmax(x[sub] @ dense), y64)
-    gauss_ids = gauss.hash(x[sub])
-    block = np.ascontiguousarray(xs[:64].T)
-    fwht_columns(block)
-    peer = ffht.fht(np.ascontiguousarray(xs[:64]))
-    scale = float(np.abs(peer).max())
-    fwht_ok = bool(np.allclose(block.T, peer, rtol=0, atol=1e-5 * scale))
-    same_ids = bool(np.array_equal(out3, ours_ids))
+    ok = _hadamard_checks(ffht, had, gauss, x, xs, dense, out3)
 
     # per round: the median over timing rounds of the paired difference (adjacent calls)
     diffs = np.subtract(t["ours_3_rounds"]["times"], t["ours_1_round"]["times"]) / 2
@@ -144,8 +164,8 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
             ours=ours_txt,
             peer="CrossPolytope(rotation='gaussian').hash, same n, d (dense BLAS sgemm)",
             checks={
-                "ids_match_f64_reference": ids_ok,
-                "gaussian_ids_in_range": bool(((gauss_ids >= 0) & (gauss_ids < n)).all()),
+                "ids_match_f64_reference": ok["ids"],
+                "gaussian_ids_in_range": ok["gaussian_range"],
             },
             sizes=sizes,
         ),
@@ -157,7 +177,7 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
             goal=10.0,
             ours=ours_txt,
             peer="x @ R (the same rotation as a dense 1024 x 1024 float32 matrix) + argmax",
-            checks={"ids_match_f64_reference": ids_ok, "dense_ids_match_reference": dense_ok},
+            checks={"ids_match_f64_reference": ok["ids"], "dense_ids_match_reference": ok["dense"]},
             sizes=sizes,
         ),
         row(
@@ -176,7 +196,7 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
             ),
             ours_s=ours_round,
             peer_s=t[ffht_key]["median"],
-            checks={"fwht_equals_ffht": fwht_ok, "kernel_ids_equal_hash": same_ids},
+            checks={"fwht_equals_ffht": ok["fwht"], "kernel_ids_equal_hash": ok["kernel"]},
             sizes=sizes,
             ratio_vs_ffht_loop=ours_round / t["ffht_loop"]["median"],
             ffht_loop_s=t["ffht_loop"]["median"],

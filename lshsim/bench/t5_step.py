@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from lshsim.bench.machine import cpu, loadavg
+from lshsim.bench.machine import cpu_info, loadavg
 from lshsim.bench.report import emit, log, non_negative, positive
 from lshsim.bench.timing import summary, timed
 
@@ -73,7 +73,7 @@ def machine_info() -> dict[str, Any]:
 
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     return {
-        "cpu": cpu()[0],
+        "cpu": cpu_info()[0],
         "cores": os.cpu_count(),
         "cores_available": affinity,
         "python": platform.python_version(),
@@ -220,6 +220,54 @@ class TorchRunner:
         return float(self.last_loss)
 
 
+def _first_steps(
+    name: str, jx: JaxRunner, th: TorchRunner
+) -> tuple[dict[str, float], tuple[float, float, float]]:
+    """First step of each from identical weights: compile time and the loss check.
+
+    Returns:
+        ``({"jax": s, "torch": s}, (loss_jax, loss_torch, relative difference))``.
+    """
+    first: dict[str, float] = {}
+    for runner in (jx, th):
+        first[runner.name] = timed(runner.step)[0]
+    loss_jax, loss_torch = jx.loss(), th.loss()
+    rel = abs(loss_jax - loss_torch) / max(abs(loss_torch), 1e-30)
+    log(
+        f"[{name}] first step: jax {first['jax']:.2f}s (with compile), torch "
+        f"{first['torch']:.2f}s; loss jax {loss_jax:.7f} torch {loss_torch:.7f} (rel {rel:.1e})"
+    )
+    if not rel <= LOSS_RTOL:
+        log(f"[{name}] WARNING: losses differ by {rel:.1e} relative (> {LOSS_RTOL:g})")
+    return first, (loss_jax, loss_torch, rel)
+
+
+def _alternate(
+    name: str, jx: JaxRunner, th: TorchRunner, steps: int, rounds: int
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Time ``steps`` steps of each in ``rounds`` alternated blocks (the order swapping).
+
+    Returns:
+        ``(wall, cpu)``: wall seconds of every step, and summed process-CPU seconds, per name.
+    """
+    wall: dict[str, list[float]] = {"jax": [], "torch": []}
+    cpu: dict[str, float] = {"jax": 0.0, "torch": 0.0}
+    block = -(-steps // rounds)
+    gc.collect()
+    for r in range(rounds):
+        order = (jx, th) if r % 2 == 0 else (th, jx)
+        for runner in order:
+            for _ in range(min(block, steps - len(wall[runner.name]))):
+                w, c = timed(runner.step)
+                wall[runner.name].append(w)
+                cpu[runner.name] += c
+        log(
+            f"[{name}] round {r + 1}/{rounds}: jax {np.median(wall['jax']):.4f} s/step, "
+            f"torch {np.median(wall['torch']):.4f} s/step"
+        )
+    return wall, cpu
+
+
 def bench_config(
     name: str, batch_size: int, steps: int, warmup: int, rounds: int, seed: int
 ) -> dict[str, Any]:
@@ -248,37 +296,11 @@ def bench_config(
     th = TorchRunner(cfg, batch, jx.initial_params)
     del jx.initial_params
 
-    # First step of each from identical weights: compile time and the loss check.
-    first: dict[str, float] = {}
-    for runner in (jx, th):
-        first[runner.name] = timed(runner.step)[0]
-    loss_jax, loss_torch = jx.loss(), th.loss()
-    rel = abs(loss_jax - loss_torch) / max(abs(loss_torch), 1e-30)
-    log(
-        f"[{name}] first step: jax {first['jax']:.2f}s (with compile), torch "
-        f"{first['torch']:.2f}s; loss jax {loss_jax:.7f} torch {loss_torch:.7f} (rel {rel:.1e})"
-    )
-    if not rel <= LOSS_RTOL:
-        log(f"[{name}] WARNING: losses differ by {rel:.1e} relative (> {LOSS_RTOL:g})")
+    first, (loss_jax, loss_torch, rel) = _first_steps(name, jx, th)
     for _ in range(warmup):
         for runner in (jx, th):
             runner.step()
-
-    wall: dict[str, list[float]] = {"jax": [], "torch": []}
-    cpu: dict[str, float] = {"jax": 0.0, "torch": 0.0}
-    block = -(-steps // rounds)
-    gc.collect()
-    for r in range(rounds):
-        order = (jx, th) if r % 2 == 0 else (th, jx)
-        for runner in order:
-            for _ in range(min(block, steps - len(wall[runner.name]))):
-                w, c = timed(runner.step)
-                wall[runner.name].append(w)
-                cpu[runner.name] += c
-        log(
-            f"[{name}] round {r + 1}/{rounds}: jax {np.median(wall['jax']):.4f} s/step, "
-            f"torch {np.median(wall['torch']):.4f} s/step"
-        )
+    wall, cpu = _alternate(name, jx, th, steps, rounds)
     sj, st = summary(wall["jax"]), summary(wall["torch"])
     return {
         "config": name,
