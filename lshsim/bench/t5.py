@@ -1,19 +1,19 @@
-"""T5 cases of ``experiments/bench_peers.py``: the train step against transformers, and AltUp.
+"""T5 cases of :mod:`lshsim.bench.peers`: the train step against transformers, and AltUp.
 
 * ``t5``: lshsim's jitted train step (forward, backward, Adafactor) against Hugging Face's
   ``T5ForConditionalGeneration`` on torch, same config, weights and batch, timed by
-  :func:`bench_t5.bench_config` (interleaved blocks of steps; the first losses must agree).
-  Each row also carries the roofline: the step's model FLOPs (XLA's count,
+  :func:`lshsim.bench.t5_step.bench_config` (interleaved blocks of steps; the first losses
+  must agree). Each row also carries the roofline: the step's model FLOPs (XLA's count,
   :func:`lshsim.t5.cost.flops_per_token`), the FLOP rate each framework reached, and the
   machine's SGEMM rate measured in the same run (a large float32 NumPy matmul). Since
   every framework's step time is at least FLOPs / SGEMM rate, ``sgemm / torch rate`` bounds
   the ratio any implementation could reach against torch on this machine.
-* ``altup``: the AltUp K=2 step against the baseline step (:func:`bench_memory.bench_config`),
-  in two forms: ``collapsed`` (the K blocks are summed before cross-attention and the output
-  layer, so only Algorithm 2's layer stack differs from the baseline) and ``wide`` (the
-  paper's Table 3 model: cross-attention keys/values and the output layer read all ``K d``
-  features). The wide model does more FLOPs than the baseline by construction; its row
-  reports XLA's FLOP ratio beside the time ratio.
+* ``altup``: the AltUp K=2 step against the baseline step
+  (:func:`lshsim.bench.memory_step.bench_config`), in two forms: ``collapsed`` (the K blocks
+  are summed before cross-attention and the output layer, so only Algorithm 2's layer stack
+  differs from the baseline) and ``wide`` (the paper's Table 3 model: cross-attention
+  keys/values and the output layer read all ``K d`` features). The wide model does more FLOPs
+  than the baseline by construction; its row reports XLA's FLOP ratio beside the time ratio.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ import time
 from typing import Any
 
 import numpy as np
-from peers_timing import row
 
-#: Batches of the T5 comparison (bench_t5's defaults).
+from lshsim.bench.timing import row
+
+#: Batches of the T5 comparison (:mod:`lshsim.bench.t5_step`'s defaults).
 BATCH = {"tiny": 32, "small": 8}
 #: (timed steps, untimed warm-up steps, alternated rounds) per config, full and quick.
 STEPS = {
@@ -52,8 +53,7 @@ def sgemm_rate(size: int = 2048, repeats: int = 5) -> float:
 
 def step_flops(name: str, batch: int) -> float:
     """XLA's FLOP count of one training step's forward and backward pass for ``name``."""
-    from bench_t5 import lengths
-
+    from lshsim.bench.t5_step import lengths
     from lshsim.t5.configs import get_config
     from lshsim.t5.cost import flops_per_token
 
@@ -65,13 +65,13 @@ def step_flops(name: str, batch: int) -> float:
 
 def t5_case(quick: bool) -> list[dict[str, Any]]:
     """Train step of tiny and small (quick: tiny and small, fewer steps) against transformers."""
-    import bench_t5
+    from lshsim.bench import t5_step
 
     rows = []
     peak = sgemm_rate()  # once, before the steps
     for name in ("tiny", "small"):
         steps, warmup, rounds = STEPS[quick][name]
-        r = bench_t5.bench_config(name, BATCH[name], steps, warmup, rounds, seed=0)
+        r = t5_step.bench_config(name, BATCH[name], steps, warmup, rounds, seed=0)
         flops = step_flops(name, BATCH[name])
         jax_rate = flops / r["jax_s_per_step"]
         torch_rate = flops / r["torch_s_per_step"]
@@ -109,14 +109,14 @@ def t5_case(quick: bool) -> list[dict[str, Any]]:
 
 def altup_case(quick: bool) -> list[dict[str, Any]]:
     """AltUp K=2 against the baseline step: collapsed and wide (quick: tiny only)."""
-    import bench_memory
+    from lshsim.bench import memory_step
 
     variants = ["baseline", "altup K=2 collapsed", "altup K=2"]
     rows = []
     for name, (steps, rounds) in ALTUP_STEPS[quick].items():
         got = {
             r["variant"]: r
-            for r in bench_memory.bench_config(
+            for r in memory_step.bench_config(
                 name, variants, BATCH[name], steps, warmup=1, rounds=rounds
             )
         }

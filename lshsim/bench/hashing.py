@@ -1,10 +1,9 @@
 """Hashing hot paths next to their peers (issue 8): SimHash, Voronoi top-1 and min-hash.
 
-Imported by ``experiments/bench_peers.py``, which puts ``experiments/`` on ``sys.path`` and
-calls every entry of :data:`CASES` with ``quick`` (fewer timed rounds, the same sizes). Every
-case times its contenders interleaved in one run (:func:`peers_timing.interleaved`), reports
-ratios of medians, and checks that ours and the peer compute the same thing, so a fast wrong
-kernel cannot meet a goal:
+:mod:`lshsim.bench.peers` calls every entry of :data:`CASES` with ``quick`` (fewer timed
+rounds, the same sizes). Every case times its contenders interleaved in one run
+(:func:`lshsim.bench.timing.interleaved`), reports ratios of medians, and checks that ours and
+the peer compute the same thing, so a fast wrong kernel cannot meet a goal:
 
 * ``simhash``: m = 65536 float32 vectors, d = 512, k = 16 and 64 sign bits, against FAISS
   ``IndexLSH`` given *our* hyperplanes (its rotation matrix ``rrot.A``), whose codes must equal
@@ -17,29 +16,24 @@ kernel cannot meet a goal:
   must estimate the pairs' Jaccard index alike (datasketch's values cannot equal ours: its
   permutations are different functions, see :func:`minhash_case`).
 
-Run one case by hand with ``python experiments/peers_hashing.py [case ...] [--quick]``.
+Run one case by hand with ``python experiments/bench_peers.py --only CASE [--quick]``.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numba
 import numpy as np
-from peers_timing import interleaved, row, speedup_row
 
+from lshsim.bench.timing import interleaved, row, speedup_row
 from lshsim.hashing import make_family
 from lshsim.hashing.base import TILE_ENTRIES
 from lshsim.hashing.hyperplane import simhash_codes
-
-# the exact Python-int min-hash of the kernel tests (tests/reference.py), from the repo root
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lshsim.testing import reference
+from lshsim.testing import reference  # the exact Python-int min-hash of the kernel tests
 
 SEED = 20260821
 
@@ -68,6 +62,27 @@ def _faiss_codes_as_ints(codes: np.ndarray) -> np.ndarray:
     return out
 
 
+def _simhash_ours(x: np.ndarray, k: int) -> tuple[np.ndarray, Callable[[], Any], str]:
+    """Our side of :func:`simhash_case` for ``k`` bits: (planes, zero-argument call, text)."""
+    d = x.shape[1]
+    if k <= 62:
+        h = make_family("simhash", 2**k, d, seed=SEED + k)
+        planes = h.planes
+
+        def ours(h=h):
+            return h.hash(x)
+
+        ours_desc = f"lshsim SimHash(n=2^{k}).hash(x): int64 ids"
+    else:  # n = 2^64 buckets do not fit int64 ids: the same kernel, uint64 codes
+        planes = np.random.default_rng(SEED + k).standard_normal((k, d))
+
+        def ours(planes=planes):
+            return simhash_codes(x, planes)
+
+        ours_desc = f"lshsim simhash_codes(x, planes[{k}]): uint64 codes"
+    return planes, ours, ours_desc
+
+
 def simhash_case(quick: bool) -> list[dict[str, Any]]:
     """SimHash codes, k = 16 (the family's ``hash``) and k = 64 (:func:`simhash_codes`).
 
@@ -83,21 +98,7 @@ def simhash_case(quick: bool) -> list[dict[str, Any]]:
     x = _gaussian(m, d, SEED)
     rows = []
     for k in (16, 64):
-        if k <= 62:
-            h = make_family("simhash", 2**k, d, seed=SEED + k)
-            planes = h.planes
-
-            def ours(h=h):
-                return h.hash(x)
-
-            ours_desc = f"lshsim SimHash(n=2^{k}).hash(x): int64 ids"
-        else:  # n = 2^64 buckets do not fit int64 ids: the same kernel, uint64 codes
-            planes = np.random.default_rng(SEED + k).standard_normal((k, d))
-
-            def ours(planes=planes):
-                return simhash_codes(x, planes)
-
-            ours_desc = f"lshsim simhash_codes(x, planes[{k}]): uint64 codes"
+        planes, ours, ours_desc = _simhash_ours(x, k)
         g32 = np.ascontiguousarray(planes, dtype=np.float32)
         index = faiss.IndexLSH(d, k, True, False)
         faiss.copy_array_to_vector(g32.ravel(), index.rrot.A)
@@ -248,6 +249,37 @@ def _jaccard_mae(sig: np.ndarray, truth: np.ndarray) -> float:
     return float(np.abs(est - truth).mean())
 
 
+#: What each datasketch contender of :func:`minhash_case` runs.
+DATASKETCH_SETTINGS = {
+    "datasketch_int_affine32": "hashfunc=int on Python-int ids, scheme='affine32' (default)",
+    "datasketch_int_legacy": "hashfunc=int on Python-int ids, scheme='legacy' (mod p, uint64 wrap)",
+    "datasketch_sha1_affine32": "default hashfunc sha1_hash32 on str(id).encode(), "
+    "scheme='affine32' (out of the box)",
+}
+
+
+def _datasketch_inputs(lists: list[list[int]], quick: bool) -> dict[str, tuple[dict, list]]:
+    """Contender name -> (``MinHash.bulk`` keyword arguments, its input sets)."""
+    peers = {
+        "datasketch_int_affine32": ({"hashfunc": int}, lists),
+        "datasketch_int_legacy": ({"hashfunc": int, "scheme": "legacy"}, lists),
+    }
+    if not quick:
+        peers["datasketch_sha1_affine32"] = ({}, [[str(t).encode() for t in r] for r in lists])
+    return peers
+
+
+def _true_jaccard(tokens: np.ndarray, n_pairs: int) -> np.ndarray:
+    """Jaccard index of the first ``n_pairs`` set pairs (rows ``2i`` and ``2i + 1``)."""
+    return np.array(
+        [
+            len(set(tokens[2 * i]) & set(tokens[2 * i + 1]))
+            / len(set(tokens[2 * i]) | set(tokens[2 * i + 1]))
+            for i in range(n_pairs)
+        ]
+    )
+
+
 def minhash_case(quick: bool) -> list[dict[str, Any]]:
     """128 min-hashes of 10^5 sets of 20 ids, ours against datasketch ``MinHash.bulk``.
 
@@ -270,20 +302,7 @@ def minhash_case(quick: bool) -> list[dict[str, Any]]:
     pairs, length, vocab, k = 50_000, 20, 32128, 128
     tokens = _pair_sets(pairs, length, vocab, SEED + 3)
     h = make_family("minhash", 2**16, 1, seed=SEED + 4, k=k)
-    lists = tokens.tolist()
-    peers = {
-        "datasketch_int_affine32": ({"hashfunc": int}, lists),
-        "datasketch_int_legacy": ({"hashfunc": int, "scheme": "legacy"}, lists),
-    }
-    if not quick:
-        peers["datasketch_sha1_affine32"] = ({}, [[str(t).encode() for t in r] for r in lists])
-    descr = {
-        "datasketch_int_affine32": "hashfunc=int on Python-int ids, scheme='affine32' (default)",
-        "datasketch_int_legacy": "hashfunc=int on Python-int ids, scheme='legacy' (mod p, "
-        "uint64 wrap)",
-        "datasketch_sha1_affine32": "default hashfunc sha1_hash32 on str(id).encode(), "
-        "scheme='affine32' (out of the box)",
-    }
+    peers = _datasketch_inputs(tokens.tolist(), quick)
     rounds = 3 if quick else 5
     buf = np.empty((tokens.shape[0], k), dtype=np.uint64)
     fns: dict[str, Callable[[], Any]] = {
@@ -301,13 +320,7 @@ def minhash_case(quick: bool) -> list[dict[str, Any]]:
     exact = np.array(reference.min_hashes(h, tokens[:checked]), dtype=np.uint64)
     ours_exact = bool(np.array_equal(ours_values[:checked], exact))
     n_pairs = 2000
-    truth = np.array(
-        [
-            len(set(tokens[2 * i]) & set(tokens[2 * i + 1]))
-            / len(set(tokens[2 * i]) | set(tokens[2 * i + 1]))
-            for i in range(n_pairs)
-        ]
-    )
+    truth = _true_jaccard(tokens, n_pairs)
     ours_est = (ours_values[0 : 2 * n_pairs : 2] == ours_values[1 : 2 * n_pairs : 2]).mean(1)
     ours_mae = _jaccard_mae(ours_values[: 2 * n_pairs], truth)
 
@@ -317,6 +330,8 @@ def minhash_case(quick: bool) -> list[dict[str, Any]]:
     wall = time.perf_counter() - t0
     ours_exact = ours_exact and bool(np.array_equal(buf, ours_values))  # out= wrote the same
 
+    sizes = {"m": 2 * pairs, "length": length, "vocab": vocab, "k": k, "rounds": rounds}
+    threads = numba.get_num_threads()
     rows = []
     for key, (kwargs, data) in peers.items():
         sketches = datasketch.MinHash.bulk(data[: 2 * n_pairs], num_perm=k, **kwargs)
@@ -338,9 +353,9 @@ def minhash_case(quick: bool) -> list[dict[str, Any]]:
                     goal=50.0,
                     ours=f"lshsim MinHash(k={k}).min_hashes(tokens), {what}: uint64[m, {k}], "
                     f"exact mod 2^61 - 1, numba prange over rows "
-                    f"({numba.get_num_threads()} threads)",
+                    f"({threads} threads)",
                     peer=f"datasketch {datasketch.__version__} MinHash.bulk(sets, num_perm={k}"
-                    f"{_kwargs_text(kwargs)}): {descr[key]}",
+                    f"{_kwargs_text(kwargs)}): {DATASKETCH_SETTINGS[key]}",
                     checks={
                         "ours_exact": ours_exact,
                         "same_estimates": ours_mae <= 0.05 and peer_mae <= 0.05 and agree <= 0.06,
@@ -349,13 +364,7 @@ def minhash_case(quick: bool) -> list[dict[str, Any]]:
                     jaccard_mae_peer=peer_mae,
                     estimate_mean_abs_diff=agree,
                     timing_wall_s=wall,
-                    sizes={
-                        "m": 2 * pairs,
-                        "length": length,
-                        "vocab": vocab,
-                        "k": k,
-                        "rounds": rounds,
-                    },
+                    sizes=sizes,
                 )
             )
     return rows
@@ -367,22 +376,3 @@ CASES: dict[str, Callable[[bool], list[dict[str, Any]]]] = {
     "voronoi": voronoi_case,
     "minhash": minhash_case,
 }
-
-
-def main(argv: list[str]) -> None:
-    """Run the named cases (default: all) and print one line per row."""
-    quick = "--quick" in argv
-    names = [a for a in argv if not a.startswith("--")] or list(CASES)
-    for name in names:
-        t0 = time.perf_counter()
-        for r in CASES[name](quick):
-            print(
-                f"{r['name']}: ratio {r['ratio']:.3f} (goal {r['goal']}) "
-                f"meets={r['meets']} ours {r['ours_s'] * 1e3:.1f} ms "
-                f"peer {r['peer_s'] * 1e3:.1f} ms checks={r['checks']}"
-            )
-        print(f"  [{name}: {time.perf_counter() - t0:.1f} s]")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

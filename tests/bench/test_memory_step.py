@@ -1,25 +1,18 @@
-"""Smoke test of experiments/bench_memory.py: tiny config, tiny batch, one timed step each."""
+"""Smoke test of lshsim.bench.memory_step (experiments/bench_memory.py): tiny, one step each."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("jax")
-pytest.importorskip("torch")  # bench_t5 (whose runner it reuses) imports the torch side lazily
-
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "bench_memory.py"
+pytest.importorskip("torch")  # t5_step (whose runner it reuses) imports the torch side lazily
 
 
 def test_quick_run_times_each_variant_against_the_baseline(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("bench_memory", SCRIPT)
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_memory", bench)
-    spec.loader.exec_module(bench)
+    from lshsim.bench import memory_step as bench
+
     out = tmp_path / "b.json"
     argv = ["--quick", "--json", "--batch", "2", "--steps", "1", "--variants", "altup K=2"]
     payload = bench.main([*argv, "--out", str(out)])

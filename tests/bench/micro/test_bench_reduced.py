@@ -12,7 +12,7 @@ baselines draw all ``(T, cols, 2)`` normals in one call.
   each sampler's count within 4.5 sigma of the sum of the exact probabilities of its trials
   (``lshsim.theory.probabilities``), and the two counts within 4.5 sigma of each other.
 
-Run the timings with ``pytest tests/benchmarks --benchmark-enable``; under the default
+Run the timings with ``pytest tests/bench/micro --benchmark-enable``; under the default
 ``--benchmark-disable`` each body runs once as a correctness check.
 """
 

@@ -3,7 +3,7 @@
 The issue-8 goal is <= 50 ms per value at relative error <= 1e-6 for n = 2^20. Each benchmark
 also checks its value against the same quadrature at a tight tolerance (rtol = 1e-12), so a
 faster but wrong setting cannot pass. Run the timings with
-``pytest tests/benchmarks/test_bench_theory.py --benchmark-enable``.
+``pytest tests/bench/micro/test_bench_theory.py --benchmark-enable``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from lshsim import theory
 
 N = 2**20
-#: negative, moderate, high and near-1 cosines (experiments/peers_spherical.py times six)
+#: negative, moderate, high and near-1 cosines (lshsim.bench.spherical times six)
 COSINES = (-0.5, 0.3, 0.8, 0.99)
 
 

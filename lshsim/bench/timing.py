@@ -1,12 +1,15 @@
-"""Timing and result rows shared by the cases of ``experiments/bench_peers.py``.
+"""Timing and result rows shared by the benchmarks of :mod:`lshsim.bench`.
 
-Every comparison is timed *in the same run*, interleaved: round ``r`` calls each contender
-once, in an order that rotates every round, so the noise of a shared machine (other jobs,
-frequency changes) hits every contender alike. The statistic is the median over rounds, and
-a result is a ratio of medians, never an absolute time.
+Every comparison of :mod:`lshsim.bench.peers` is timed *in the same run*, interleaved:
+round ``r`` calls each contender once, in an order that rotates every round, so the noise of
+a shared machine (other jobs, frequency changes) hits every contender alike. The statistic is
+the median over rounds, and a result is a ratio of medians, never an absolute time.
 
 A case returns one or more rows made by :func:`row`; ``meets`` is computed here from the
-ratio and the goal (and any extra named ``checks``), never set by hand.
+ratio and the goal (and any extra named ``checks``), never set by hand. The train-step
+benchmarks (:mod:`lshsim.bench.t5_step`, :mod:`lshsim.bench.memory_step`) time single steps
+with :func:`timed` and summarise them with :func:`summary`, the statistic of
+:func:`interleaved`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,33 @@ from typing import Any
 import numpy as np
 
 _OPS = {">=": operator.ge, "<=": operator.le}
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    """Median, interquartile range and minimum of a list of times.
+
+    Args:
+        times: seconds, one per timed call.
+
+    Returns:
+        ``{"median", "iqr", "min"}`` in the same unit.
+    """
+    q25, q50, q75 = np.percentile(times, [25, 50, 75])
+    return {"median": float(q50), "iqr": float(q75 - q25), "min": float(min(times))}
+
+
+def timed(step: Callable[[], Any]) -> tuple[float, float]:
+    """Wall and process-CPU seconds of one call of ``step``.
+
+    Args:
+        step: a zero-argument callable that returns when its work is done.
+
+    Returns:
+        ``(wall_seconds, cpu_seconds)``.
+    """
+    c0, t0 = time.process_time(), time.perf_counter()
+    step()
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def interleaved(
@@ -62,16 +92,7 @@ def interleaved(
     finally:
         if gc_was_enabled:
             gc.enable()
-    out = {}
-    for name, ts in times.items():
-        q25, q50, q75 = np.percentile(ts, [25, 50, 75])
-        out[name] = {
-            "median": float(q50),
-            "iqr": float(q75 - q25),
-            "min": float(min(ts)),
-            "times": [float(t) for t in ts],
-        }
-    return out
+    return {name: {**summary(ts), "times": [float(t) for t in ts]} for name, ts in times.items()}
 
 
 def row(
@@ -102,6 +123,10 @@ def row(
         peer_s: the peer's median seconds per call.
         checks: extra conditions of the goal (e.g. results agree, O(m) memory).
         **extra: more fields for the JSON (sizes, IQRs, errors).
+
+    Returns:
+        The row: these fields, ``goal`` as text (e.g. ``">= 1"``), ``goal_value``,
+        ``goal_op`` and ``meets``.
     """
     if op not in _OPS:
         raise ValueError(f"op must be '>=' or '<=', got {op!r}")
@@ -136,7 +161,22 @@ def speedup_row(
     checks: dict[str, bool] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """A row whose ratio is ``peer median / our median`` (>= goal to meet it)."""
+    """A row whose ratio is ``peer median / our median`` (>= goal to meet it).
+
+    Args:
+        name: the hot path and its sizes.
+        timings: the result of :func:`interleaved`.
+        ours_key: our entry of ``timings``.
+        peer_key: the peer's entry of ``timings``.
+        goal: the speed-up to reach.
+        ours: what was timed on our side.
+        peer: what it was compared with.
+        checks: extra conditions of the goal.
+        **extra: more fields for the JSON.
+
+    Returns:
+        A :func:`row` with both medians and IQRs.
+    """
     ours_s = timings[ours_key]["median"]
     peer_s = timings[peer_key]["median"]
     return row(

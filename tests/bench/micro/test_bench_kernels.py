@@ -5,7 +5,7 @@ one (or two) NumPy baselines computed from the *same drawn parameters* (the fami
 own planes / centres / signs / coefficients), so every benchmark also asserts that kernel and
 baseline agree. Run the timings with::
 
-    pytest tests/benchmarks --benchmark-enable --benchmark-columns=mean,stddev,ops
+    pytest tests/bench/micro --benchmark-enable --benchmark-columns=mean,stddev,ops
 
 Under the default ``--benchmark-disable`` (pyproject ``addopts``) each benchmark body runs
 once and the file is a quick correctness check: kernel ids == baseline ids, except on rows

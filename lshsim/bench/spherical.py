@@ -1,6 +1,7 @@
 """Issue 8, spherical hot paths: our kernels next to a peer, timed interleaved in one run.
 
-Cases (``CASES[name](quick) -> rows`` of :mod:`peers_timing`):
+Cases (``CASES[name](quick) -> rows`` of :mod:`lshsim.bench.timing`), run by
+:mod:`lshsim.bench.peers` (one by hand: ``python experiments/bench_peers.py --only CASE``):
 
 ``crosspolytope_hadamard``
     ``make_family("crosspolytope", 2048, 1024, rotation="hadamard").hash`` on float32 rows
@@ -35,15 +36,14 @@ Cases (``CASES[name](quick) -> rows`` of :mod:`peers_timing`):
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
-from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
-from peers_timing import interleaved, row, speedup_row
 
 from lshsim import theory
+from lshsim.bench.timing import interleaved, row, speedup_row
 from lshsim.hashing import make_family
 from lshsim.hashing.spherical import (
     CrossPolytope,
@@ -52,10 +52,7 @@ from lshsim.hashing.spherical import (
     fwht_columns,
     hadamard_crosspolytope,
 )
-
-# the float64 Hadamard reference of the kernel tests (tests/reference.py), from the repo root
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lshsim.testing import reference
+from lshsim.testing import reference  # the float64 Hadamard reference of the kernel tests
 
 Z_MAX = 4.5
 
@@ -79,6 +76,38 @@ def _ids_agree(got: np.ndarray, y64: np.ndarray) -> bool:
     part = np.partition(np.abs(y64[bad]), -2, axis=1)
     margin = (part[:, -1] - part[:, -2]) / math.sqrt(float(np.mean(y64 * y64)))
     return bool(bad.size <= max(1, 1e-3 * got.size) and (margin <= 1e-4).all())
+
+
+def _hadamard_checks(
+    ffht: Any,
+    had: CrossPolytope,
+    gauss: CrossPolytope,
+    x: np.ndarray,
+    xs: np.ndarray,
+    dense: np.ndarray,
+    out3: np.ndarray,
+) -> dict[str, bool]:
+    """The checks of :func:`crosspolytope_hadamard`, on the first 512 (FWHT: 64) rows.
+
+    Ids vs the float64 reference (near-ties allowed), the dense matmul's ids, the Gaussian
+    family's id range, ffht's transform == our FWHT on the same float32 rows, and the timed
+    kernel's output == the hash's.
+    """
+    sub = slice(0, 512)
+    y64 = reference.hadamard_rotation(had, x[sub])
+    ours_ids = had.hash(x)
+    gauss_ids = gauss.hash(x[sub])
+    block = np.ascontiguousarray(xs[:64].T)
+    fwht_columns(block)
+    peer = ffht.fht(np.ascontiguousarray(xs[:64]))
+    scale = float(np.abs(peer).max())
+    return {
+        "ids": _ids_agree(ours_ids[sub], y64),
+        "dense": _ids_agree(reference.signed_argmax(x[sub] @ dense), y64),
+        "gaussian_range": bool(((gauss_ids >= 0) & (gauss_ids < gauss.n)).all()),
+        "fwht": bool(np.allclose(block.T, peer, rtol=0, atol=1e-5 * scale)),
+        "kernel": bool(np.array_equal(out3, ours_ids)),
+    }
 
 
 def crosspolytope_hadamard(quick: bool) -> list[dict]:
@@ -115,20 +144,7 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
     }
     t = interleaved(fns, rounds=rounds, warmup=1)
 
-    # checks: ids vs the float64 reference (near-ties allowed), the dense matmul's ids, and
-    # ffht's transform == our FWHT on the same float32 rows
-    sub = slice(0, 512)
-    y64 = reference.hadamard_rotation(had, x[sub])
-    ours_ids = had.hash(x)
-    ids_ok = _ids_agree(ours_ids[sub], y64)
-    dense_ok = _ids_agree(reference.signed_argmax(x[sub] @ dense), y64)
-    gauss_ids = gauss.hash(x[sub])
-    block = np.ascontiguousarray(xs[:64].T)
-    fwht_columns(block)
-    peer = ffht.fht(np.ascontiguousarray(xs[:64]))
-    scale = float(np.abs(peer).max())
-    fwht_ok = bool(np.allclose(block.T, peer, rtol=0, atol=1e-5 * scale))
-    same_ids = bool(np.array_equal(out3, ours_ids))
+    ok = _hadamard_checks(ffht, had, gauss, x, xs, dense, out3)
 
     # per round: the median over timing rounds of the paired difference (adjacent calls)
     diffs = np.subtract(t["ours_3_rounds"]["times"], t["ours_1_round"]["times"]) / 2
@@ -148,8 +164,8 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
             ours=ours_txt,
             peer="CrossPolytope(rotation='gaussian').hash, same n, d (dense BLAS sgemm)",
             checks={
-                "ids_match_f64_reference": ids_ok,
-                "gaussian_ids_in_range": bool(((gauss_ids >= 0) & (gauss_ids < n)).all()),
+                "ids_match_f64_reference": ok["ids"],
+                "gaussian_ids_in_range": ok["gaussian_range"],
             },
             sizes=sizes,
         ),
@@ -161,7 +177,7 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
             goal=10.0,
             ours=ours_txt,
             peer="x @ R (the same rotation as a dense 1024 x 1024 float32 matrix) + argmax",
-            checks={"ids_match_f64_reference": ids_ok, "dense_ids_match_reference": dense_ok},
+            checks={"ids_match_f64_reference": ok["ids"], "dense_ids_match_reference": ok["dense"]},
             sizes=sizes,
         ),
         row(
@@ -180,7 +196,7 @@ def crosspolytope_hadamard(quick: bool) -> list[dict]:
             ),
             ours_s=ours_round,
             peer_s=t[ffht_key]["median"],
-            checks={"fwht_equals_ffht": fwht_ok, "kernel_ids_equal_hash": same_ids},
+            checks={"fwht_equals_ffht": ok["fwht"], "kernel_ids_equal_hash": ok["kernel"]},
             sizes=sizes,
             ratio_vs_ffht_loop=ours_round / t["ffht_loop"]["median"],
             ffht_loop_s=t["ffht_loop"]["median"],
@@ -330,16 +346,3 @@ CASES: dict[str, Callable[[bool], list[dict]]] = {
     "voronoi_reduced": voronoi_reduced,
     "voronoi_exact": voronoi_exact,
 }
-
-
-if __name__ == "__main__":  # pragma: no cover - manual run
-    import json
-    import time
-
-    quick = "--full" not in sys.argv
-    for name, case in CASES.items():
-        start = time.perf_counter()
-        rows = case(quick)
-        print(f"# {name}: {time.perf_counter() - start:.1f} s")
-        for r in rows:
-            print(json.dumps({k: v for k, v in r.items() if k != "times"}, default=str))

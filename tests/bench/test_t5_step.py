@@ -1,10 +1,8 @@
-"""Smoke test of experiments/bench_t5.py: tiny config, tiny batch, two timed steps."""
+"""Smoke test of lshsim.bench.t5_step (experiments/bench_t5.py): tiny config, batch, steps."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,19 +12,16 @@ pytest.importorskip("optax")
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "bench_t5.py"
 
+def _bench_module():
+    from lshsim.bench import t5_step
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("bench_t5", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return t5_step
 
 
 def test_quick_run_reports_both_frameworks_with_equal_losses(tmp_path, capsys):
     """The JSON has one tiny row; same params, same first loss, positive timings."""
-    bench = _load_script()
+    bench = _bench_module()
     out = tmp_path / "bench.json"
     argv = ["--quick", "--json", "--configs", "tiny", "--batch-tiny", "2", "--steps", "2"]
     payload = bench.main([*argv, "--out", str(out)])
@@ -49,7 +44,7 @@ def test_quick_run_reports_both_frameworks_with_equal_losses(tmp_path, capsys):
 
 def test_batch_layout_is_shifted_right_and_seeded():
     """Decoder inputs are the targets shifted right after the start token 0; no padding."""
-    bench = _load_script()
+    bench = _bench_module()
     from lshsim.t5.configs import CONFIGS
 
     cfg = CONFIGS["tiny"]

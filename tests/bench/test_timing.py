@@ -1,0 +1,76 @@
+"""lshsim.bench.timing: result rows and their verdicts, interleaved timing, speed-up rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lshsim.bench import timing
+
+
+def _row(ratio, goal=1.0, op=">=", checks=None, **extra):
+    return timing.row(
+        "demo",
+        ratio=ratio,
+        goal=goal,
+        op=op,
+        measure="peer / ours",
+        ours="a",
+        peer="b",
+        ours_s=0.5,
+        peer_s=1.0,
+        checks=checks,
+        **extra,
+    )
+
+
+@pytest.mark.parametrize(
+    ("ratio", "goal", "op", "checks", "meets"),
+    [
+        (1.2, 1.0, ">=", None, True),
+        (1.0, 1.0, ">=", None, True),
+        (0.99, 1.0, ">=", None, False),
+        (1.05, 1.10, "<=", None, True),
+        (1.11, 1.10, "<=", None, False),
+        (2.0, 1.0, ">=", {"same_ids": False}, False),
+        (2.0, 1.0, ">=", {"same_ids": True, "o_m_memory": True}, True),
+    ],
+)
+def test_meets_is_the_goal_and_every_check(ratio, goal, op, checks, meets):
+    r = _row(ratio, goal, op, checks)
+    assert r["meets"] is meets
+    assert r["goal"] == f"{op} {goal:g}"
+    assert json.loads(json.dumps(r)) == r
+
+
+def test_bad_goal_operator_is_refused():
+    with pytest.raises(ValueError, match="op must be"):
+        _row(1.0, op=">")
+
+
+def test_interleaved_times_every_callable_per_round():
+    calls = []
+    got = timing.interleaved(
+        {"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, rounds=4, warmup=1
+    )
+    assert calls.count("a") == calls.count("b") == 5
+    # the order rotates: round 0 a then b, round 1 b then a, ...
+    assert calls[2:] == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    for stats in got.values():
+        assert len(stats["times"]) == 4
+        assert 0 <= stats["min"] <= stats["median"]
+    with pytest.raises(ValueError, match="rounds"):
+        timing.interleaved({"a": lambda: None}, rounds=0)
+
+
+def test_speedup_row_is_peer_over_ours():
+    timings = {
+        "ours": {"median": 0.5, "iqr": 0.01},
+        "peer": {"median": 2.0, "iqr": 0.02},
+    }
+    r = timing.speedup_row(
+        "x", timings, "ours", "peer", goal=3.0, ours="o", peer="p", checks={"ok": True}
+    )
+    assert r["ratio"] == 4.0 and r["meets"]
+    assert (r["ours_s"], r["peer_s"]) == (0.5, 2.0)
