@@ -29,6 +29,7 @@ What one trial is:
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
@@ -158,6 +159,51 @@ def estimate_collision(
     cls = get_family(family)
     params = cls.check_params(n, **params)  # normalised: defaults filled in, reported as used
     n = params.pop("n")
+    overlap, cosine, dim, length, vocab, samples, seed = _check_inputs(
+        cls, family, n, params, overlap, cosine, dim, length, vocab, samples, seed, mode
+    )
+    chunk = _chunk_size(mode, cls.input_kind == "vectors", overlap, dim, length)
+    threads = _check_threads(threads, cls, mode, params)
+    run_block = functools.partial(
+        _run_block,
+        samples=samples,
+        chunk=chunk,
+        job=(cls, n, mode, overlap, cosine, dim, length, vocab, params),
+    )
+    blocks = np.random.SeedSequence(seed).spawn(math.ceil(samples / BLOCK))
+    start = time.perf_counter()
+    successes, trials = _run_blocks(
+        run_block, blocks, samples, threads, progress, f"{family} n={n}"
+    )
+    seconds = time.perf_counter() - start
+    lo, hi = wilson_interval(successes, trials)
+    return Estimate(
+        family=family,
+        n=n,
+        estimate=successes / trials,
+        ci_low=lo,
+        ci_high=hi,
+        successes=successes,
+        samples=trials,
+        pairs=samples,
+        seconds=seconds,
+        mode=mode,
+        seed=seed,
+        overlap=overlap,
+        cosine=cosine,
+        dim=dim,
+        length=length,
+        vocab=vocab,
+        params=params,
+    )
+
+
+def _check_inputs(cls, family, n, params, overlap, cosine, dim, length, vocab, samples, seed, mode):
+    """Validate :func:`estimate_collision`'s inputs (``n``, ``params`` already checked).
+
+    Returns:
+        The normalised ``(overlap, cosine, dim, length, vocab, samples, seed)``.
+    """
     if (overlap is None) == (cosine is None):
         raise ValueError("give exactly one of overlap (f) or cosine")
     samples = check_int("samples", samples, 1)
@@ -182,50 +228,55 @@ def estimate_collision(
         if not vectors:
             raise ValueError(f"mode='reduced' is not available for family '{family}'")
         cls.sample_reduced(n, np.empty(0), np.random.default_rng(0), **params)  # validates
+    return overlap, cosine, dim, length, vocab, samples, seed
+
+
+def _chunk_size(mode, vectors, overlap, dim, length) -> int:
+    """Pairs per chunk of a block: as many as fit :data:`WORK_BYTES` (at most :data:`BLOCK`)."""
     pair_bytes = _pair_bytes(mode, vectors, overlap, dim, length)
     if pair_bytes > MAX_PAIR_BYTES:
         raise ValueError(
             f"dim (d) = {dim} and length (l) = {length} are too large together: one pair "
             f"would need {pair_bytes / 2**30:.1f} GiB of working memory (limit 2 GiB)"
         )
-    chunk = max(1, min(BLOCK, WORK_BYTES // pair_bytes))
+    return max(1, min(BLOCK, WORK_BYTES // pair_bytes))
+
+
+def _check_threads(threads, cls, mode, params) -> int:
+    """The worker threads: ``threads``, or by default Numba's where threads pay, else 1."""
     if threads is None:  # threads pay unless every trial is Python-bound (then they contend)
         parallel = mode == "reduced" or cls.threads_pay_in_full_mode(params)
         threads = numba.config.NUMBA_NUM_THREADS if parallel else 1
-    threads = check_int("threads", threads, 1, 1024)
+    return check_int("threads", threads, 1, 1024)
 
-    def run_block(i: int, child: np.random.SeedSequence) -> tuple[int, int, int]:
-        count = min(BLOCK, samples - i * BLOCK)
-        rng = np.random.default_rng(child)
-        hits = tries = 0
-        for c0 in range(0, count, chunk):  # chunk depends only on the parameters
-            h, t = _run_chunk(
-                cls,
-                n,
-                min(chunk, count - c0),
-                rng,
-                mode,
-                overlap,
-                cosine,
-                dim,
-                length,
-                vocab,
-                params,
-            )
-            hits += h
-            tries += t
-        return hits, tries, count
 
-    blocks = np.random.SeedSequence(seed).spawn(math.ceil(samples / BLOCK))
+def _run_block(i: int, child, *, samples: int, chunk: int, job: tuple) -> tuple[int, int, int]:
+    """Run block ``i`` with its own generator; return ``(successes, trials, pairs)``.
+
+    ``job`` is ``(cls, n, mode, overlap, cosine, dim, length, vocab, params)``.
+    """
+    cls, n, mode, overlap, cosine, dim, length, vocab, params = job
+    count = min(BLOCK, samples - i * BLOCK)
+    rng = np.random.default_rng(child)
+    hits = tries = 0
+    for c0 in range(0, count, chunk):  # chunk depends only on the parameters
+        size = min(chunk, count - c0)
+        h, t = _run_chunk(cls, n, size, rng, mode, overlap, cosine, dim, length, vocab, params)
+        hits += h
+        tries += t
+    return hits, tries, count
+
+
+def _run_blocks(run_block, blocks, samples, threads, progress, desc) -> tuple[int, int]:
+    """Run every block on up to ``threads`` threads; return the summed ``(successes, trials)``."""
     successes = trials = 0
-    start = time.perf_counter()
     with tqdm(
         total=samples,
         disable=not progress,
         delay=PROGRESS_DELAY,
         file=sys.stderr,
         unit="pair",
-        desc=f"{family} n={n}",
+        desc=desc,
         leave=False,
     ) as bar:
         # blocks are independent (own seed): run them on any number of threads, sum the counts
@@ -241,27 +292,7 @@ def estimate_collision(
                 for f in futures:
                     f.cancel()
                 raise
-    seconds = time.perf_counter() - start
-    lo, hi = wilson_interval(successes, trials)
-    return Estimate(
-        family=family,
-        n=n,
-        estimate=successes / trials,
-        ci_low=lo,
-        ci_high=hi,
-        successes=successes,
-        samples=trials,
-        pairs=samples,
-        seconds=seconds,
-        mode=mode,
-        seed=seed,
-        overlap=overlap,
-        cosine=cosine,
-        dim=dim,
-        length=length,
-        vocab=vocab,
-        params=params,
-    )
+    return successes, trials
 
 
 def _pair_bytes(mode, vectors, overlap, dim, length) -> int:

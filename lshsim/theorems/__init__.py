@@ -1,1 +1,14 @@
-"""TODO."""
+"""The paper's two theorems, made precise and checkable.
+
+* :mod:`~lshsim.theorems.claims`: Theorem 1 (lookup functions as LSH variants) as 14 claims
+  with stable ids, each with a numerical check (``lshsim check``) and a property test
+  (``tests/theorems/test_claims.py``); statements and proofs in ``proofs/theorem1.md``;
+* :mod:`~lshsim.theorems.strategies`: Hypothesis strategies drawing only parameters the
+  library accepts (also importable as :mod:`lshsim.strategies`);
+* :mod:`~lshsim.theorems.theorem2`: Theorem 2 (embedding lookups at upper layers): task,
+  students, exact constructions, width bounds and the trained-width sweep; see
+  ``proofs/theorem2.md``.
+
+Theorem 1's claims build on the exact theory of :mod:`lshsim.theory` and the estimators of
+:mod:`lshsim.estimate`.
+"""

@@ -16,6 +16,7 @@ from lshsim import theory
 from lshsim.hashing import FAMILIES, VECTOR_FAMILIES, get_family
 from lshsim.sentences import check_sentence_model, sentence_cosines
 from lshsim.theorems import strategies as lst
+from lshsim.theory import families
 
 
 def test_cosine_kind_is_the_theory_list():
@@ -94,7 +95,7 @@ def test_exact_configs_have_exact_theory(config, a):
     """exact=True only draws parameters the exact theory accepts (no hadamard rotation)."""
     family, n, params = config
     if family in ("voronoi", "crosspolytope"):  # quadrature is slow; validation is the point
-        assert theory._cosine_family(family, n, dict(params))["n"] == n
+        assert families._cosine_family(family, n, dict(params))["n"] == n
     else:
         assert 0.0 < theory.probability(family, n, a, **params) <= 1.0
 

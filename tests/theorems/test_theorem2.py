@@ -176,6 +176,18 @@ def test_bad_bounds_input():
         t2.lower_bound_width("C", 4, 4, 1)
 
 
+def test_bounds_and_readout_do_not_import_jax():
+    """The counting and read-out modules are pure Python: importing them leaves JAX unloaded."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(REPO)!r}); "
+        "import lshsim.theorems.theorem2.bounds, lshsim.theorems.theorem2.readout; "
+        "print('jax' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
 # --------------------------------------------------------------------------- (d): injectivity
 
 
