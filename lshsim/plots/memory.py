@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from lshsim.plots import CATEGORY_COLORS
+from lshsim.plots.style import CATEGORY_COLORS
 
 __all__ = ["CONTENT_ACCURACY", "METRICS", "plot_groups", "plot_sweep", "t_interval"]
 
