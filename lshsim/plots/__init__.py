@@ -8,8 +8,8 @@ key and the figure; malformed values raise :class:`ValueError`.
 
 One module per study group, on a shared style (:mod:`lshsim.plots.style`: colours, figure and
 axis helpers) and one saver (:func:`save_figure`, every format written atomically):
-:mod:`~lshsim.plots.collision` (collision against ``n``, ``rho`` against ``f``, Token-ID against
-min-hash), :mod:`~lshsim.plots.ordering`, :mod:`~lshsim.plots.sentences`,
+:mod:`~lshsim.plots.collision` (collision against ``n``, ``rho`` against ``f``),
+:mod:`~lshsim.plots.ordering`, :mod:`~lshsim.plots.sentences` (cosine, Token-ID against min-hash),
 :mod:`~lshsim.plots.probe` (the routing probe), :mod:`~lshsim.plots.theorem2` and
 :mod:`~lshsim.plots.memory` (the memory studies). Which figure draws which study is recorded in
 the study registry, :data:`lshsim.studies.STUDIES`.
@@ -26,10 +26,10 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from lshsim.plots.collision import plot_collision_vs_n, plot_rho_vs_f, plot_tokenid_vs_minhash
+from lshsim.plots.collision import plot_collision_vs_n, plot_rho_vs_f
 from lshsim.plots.ordering import plot_ordering_map
 from lshsim.plots.save import PNG_DPI, save_figure
-from lshsim.plots.sentences import plot_sentence_cosine
+from lshsim.plots.sentences import plot_sentence_cosine, plot_tokenid_vs_minhash
 from lshsim.plots.style import CATEGORY_COLORS, F_CMAP, F_NORM, Y_FLOOR, f_color
 
 __all__ = [

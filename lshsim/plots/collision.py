@@ -1,7 +1,6 @@
 """Figures of the collision studies, data in and :class:`Figure` out.
 
-Collision probability against ``n``, ``rho`` against ``f``, and Token-ID against min-hash,
-from the studies' JSON payloads.
+Collision probability against ``n`` and ``rho`` against ``f``, from the studies' JSON payloads.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from lshsim.plots.style import (
     same_length,
 )
 
-__all__ = ["plot_collision_vs_n", "plot_rho_vs_f", "plot_tokenid_vs_minhash"]
+__all__ = ["plot_collision_vs_n", "plot_rho_vs_f"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,86 +254,4 @@ def plot_rho_vs_f(data: Mapping[str, Any]) -> Figure:
     ax.set_ylim(bottom=0.0)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=LEGEND_FONT, frameon=False)
-    return fig
-
-
-# --------------------------------------------------------------------------------------------
-# 3. Token-ID against min-hash
-# --------------------------------------------------------------------------------------------
-
-
-def plot_tokenid_vs_minhash(data: Mapping[str, Any]) -> Figure:
-    """Plot per-token Token-ID and min-hash collision rates against overlap with their theory.
-
-    Args:
-        data: ``{"f": [...], "tokenid": {"estimate", "ci_low", "ci_high"}, "minhash": {same},
-            "curve_f": [...], "jaccard": [...]}``.
-
-    Returns:
-        A one-panel figure: Monte Carlo points with 95% CI bars, ``y = f`` for Token-ID and the
-        Jaccard curve ``f / (2 - f)`` for min-hash.
-
-    Raises:
-        KeyError: If a required key is missing.
-        ValueError: If list lengths do not match.
-    """
-    where = "tokenid_vs_minhash"
-    f = as_array(get_key(data, "f", where), f"{where}['f']")
-    curve_f = as_array(get_key(data, "curve_f", where), f"{where}['curve_f']")
-    jac = as_array(get_key(data, "jaccard", where), f"{where}['jaccard']")
-    same_length(f"{where}['curve_f'/'jaccard']", curve_f=curve_f, jaccard=jac)
-
-    fig = new_figure(6.0, 4.6)
-    ax = fig.add_subplot()
-    ax.plot(
-        [0, 1],
-        [0, 1],
-        "-",
-        color=CATEGORY_COLORS[0],
-        lw=1.2,
-        alpha=0.8,
-        label="y = f (Token-ID theory)",
-    )
-    ax.plot(
-        curve_f,
-        jac,
-        "-",
-        color=CATEGORY_COLORS[4],
-        lw=1.2,
-        alpha=0.8,
-        label="Jaccard f / (2 − f) (min-hash theory)",
-    )
-    for key, name, color, marker in (
-        ("tokenid", "Token-ID per token", CATEGORY_COLORS[0], "o"),
-        ("minhash", "min-hash", CATEGORY_COLORS[4], "s"),
-    ):
-        block = get_key(data, key, where)
-        w = f"{where}[{key!r}]"
-        est = as_array(get_key(block, "estimate", w), f"{w}['estimate']")
-        lo = as_array(get_key(block, "ci_low", w), f"{w}['ci_low']")
-        hi = as_array(get_key(block, "ci_high", w), f"{w}['ci_high']")
-        same_length(w, f=f, estimate=est, ci_low=lo, ci_high=hi)
-        yerr = np.vstack([np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)])
-        ax.errorbar(
-            f,
-            est,
-            yerr=yerr,
-            fmt=marker,
-            ms=4.5,
-            color=color,
-            mfc="white",
-            mew=1.2,
-            elinewidth=1.0,
-            capsize=2.5,
-            label=f"{name}: Monte Carlo (95% CI)",
-            zorder=3,
-        )
-
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("token overlap f")
-    ax.set_ylabel("collision rate")
-    ax.set_title("Token-ID against min-hash collision rate")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", fontsize=LEGEND_FONT, framealpha=0.9)
     return fig

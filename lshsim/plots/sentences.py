@@ -1,7 +1,8 @@
-"""The sentence model's cosine against the token overlap ``f``.
+"""Figures of the sentence-pair studies, data in and :class:`Figure` out.
 
-The exact sampler against the moment formulas, one panel per sentence length. Data in,
-:class:`Figure` out.
+The sentence model's cosine against the token overlap ``f`` (the exact sampler against the
+moment formulas, one panel per sentence length), and Token-ID's per-token collision rate
+against min-hash's.
 """
 
 from __future__ import annotations
@@ -15,9 +16,17 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from lshsim.plots.style import CATEGORY_COLORS, LEGEND_FONT, get_key, marker_handle, new_figure
+from lshsim.plots.style import (
+    CATEGORY_COLORS,
+    LEGEND_FONT,
+    as_array,
+    get_key,
+    marker_handle,
+    new_figure,
+    same_length,
+)
 
-__all__ = ["plot_sentence_cosine"]
+__all__ = ["plot_sentence_cosine", "plot_tokenid_vs_minhash"]
 
 _ROW_KEYS = ("d", "l", "f", "mc_mean", "mc_sd", "theory_mean", "theory_sd")
 
@@ -120,4 +129,86 @@ def plot_sentence_cosine(data: Mapping[str, Any]) -> Figure:
         fontsize=LEGEND_FONT,
         frameon=False,
     )
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Token-ID against min-hash
+# --------------------------------------------------------------------------------------------
+
+
+def plot_tokenid_vs_minhash(data: Mapping[str, Any]) -> Figure:
+    """Plot per-token Token-ID and min-hash collision rates against overlap with their theory.
+
+    Args:
+        data: ``{"f": [...], "tokenid": {"estimate", "ci_low", "ci_high"}, "minhash": {same},
+            "curve_f": [...], "jaccard": [...]}``.
+
+    Returns:
+        A one-panel figure: Monte Carlo points with 95% CI bars, ``y = f`` for Token-ID and the
+        Jaccard curve ``f / (2 - f)`` for min-hash.
+
+    Raises:
+        KeyError: If a required key is missing.
+        ValueError: If list lengths do not match.
+    """
+    where = "tokenid_vs_minhash"
+    f = as_array(get_key(data, "f", where), f"{where}['f']")
+    curve_f = as_array(get_key(data, "curve_f", where), f"{where}['curve_f']")
+    jac = as_array(get_key(data, "jaccard", where), f"{where}['jaccard']")
+    same_length(f"{where}['curve_f'/'jaccard']", curve_f=curve_f, jaccard=jac)
+
+    fig = new_figure(6.0, 4.6)
+    ax = fig.add_subplot()
+    ax.plot(
+        [0, 1],
+        [0, 1],
+        "-",
+        color=CATEGORY_COLORS[0],
+        lw=1.2,
+        alpha=0.8,
+        label="y = f (Token-ID theory)",
+    )
+    ax.plot(
+        curve_f,
+        jac,
+        "-",
+        color=CATEGORY_COLORS[4],
+        lw=1.2,
+        alpha=0.8,
+        label="Jaccard f / (2 − f) (min-hash theory)",
+    )
+    for key, name, color, marker in (
+        ("tokenid", "Token-ID per token", CATEGORY_COLORS[0], "o"),
+        ("minhash", "min-hash", CATEGORY_COLORS[4], "s"),
+    ):
+        block = get_key(data, key, where)
+        w = f"{where}[{key!r}]"
+        est = as_array(get_key(block, "estimate", w), f"{w}['estimate']")
+        lo = as_array(get_key(block, "ci_low", w), f"{w}['ci_low']")
+        hi = as_array(get_key(block, "ci_high", w), f"{w}['ci_high']")
+        same_length(w, f=f, estimate=est, ci_low=lo, ci_high=hi)
+        yerr = np.vstack([np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)])
+        ax.errorbar(
+            f,
+            est,
+            yerr=yerr,
+            fmt=marker,
+            ms=4.5,
+            color=color,
+            mfc="white",
+            mew=1.2,
+            elinewidth=1.0,
+            capsize=2.5,
+            label=f"{name}: Monte Carlo (95% CI)",
+            zorder=3,
+        )
+
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("token overlap f")
+    ax.set_ylabel("collision rate")
+    ax.set_title("Token-ID against min-hash collision rate")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", fontsize=LEGEND_FONT, framealpha=0.9)
     return fig
