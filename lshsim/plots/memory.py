@@ -1,4 +1,4 @@
-"""Figures of the memory studies (``experiments/memory_studies.py``): data in, Figure out.
+"""Figures of the memory studies (:mod:`lshsim.studies.memory`): data in, Figure out.
 
 Each study compares model variants trained with a few seeds. A figure has one panel per metric
 (by default held-out span accuracy, the paper's "pretrain accuracy", and held-out

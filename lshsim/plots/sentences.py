@@ -137,6 +137,35 @@ def plot_sentence_cosine(data: Mapping[str, Any]) -> Figure:
 # --------------------------------------------------------------------------------------------
 
 
+def _tokenid_minhash_points(ax: Any, data: Mapping[str, Any], f: np.ndarray, where: str) -> None:
+    """Token-ID's and min-hash's Monte Carlo rates with 95% CI bars."""
+    for key, name, color, marker in (
+        ("tokenid", "Token-ID per token", CATEGORY_COLORS[0], "o"),
+        ("minhash", "min-hash", CATEGORY_COLORS[4], "s"),
+    ):
+        block = get_key(data, key, where)
+        w = f"{where}[{key!r}]"
+        est = as_array(get_key(block, "estimate", w), f"{w}['estimate']")
+        lo = as_array(get_key(block, "ci_low", w), f"{w}['ci_low']")
+        hi = as_array(get_key(block, "ci_high", w), f"{w}['ci_high']")
+        same_length(w, f=f, estimate=est, ci_low=lo, ci_high=hi)
+        yerr = np.vstack([np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)])
+        ax.errorbar(
+            f,
+            est,
+            yerr=yerr,
+            fmt=marker,
+            ms=4.5,
+            color=color,
+            mfc="white",
+            mew=1.2,
+            elinewidth=1.0,
+            capsize=2.5,
+            label=f"{name}: Monte Carlo (95% CI)",
+            zorder=3,
+        )
+
+
 def plot_tokenid_vs_minhash(data: Mapping[str, Any]) -> Figure:
     """Plot per-token Token-ID and min-hash collision rates against overlap with their theory.
 
@@ -178,31 +207,7 @@ def plot_tokenid_vs_minhash(data: Mapping[str, Any]) -> Figure:
         alpha=0.8,
         label="Jaccard f / (2 − f) (min-hash theory)",
     )
-    for key, name, color, marker in (
-        ("tokenid", "Token-ID per token", CATEGORY_COLORS[0], "o"),
-        ("minhash", "min-hash", CATEGORY_COLORS[4], "s"),
-    ):
-        block = get_key(data, key, where)
-        w = f"{where}[{key!r}]"
-        est = as_array(get_key(block, "estimate", w), f"{w}['estimate']")
-        lo = as_array(get_key(block, "ci_low", w), f"{w}['ci_low']")
-        hi = as_array(get_key(block, "ci_high", w), f"{w}['ci_high']")
-        same_length(w, f=f, estimate=est, ci_low=lo, ci_high=hi)
-        yerr = np.vstack([np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)])
-        ax.errorbar(
-            f,
-            est,
-            yerr=yerr,
-            fmt=marker,
-            ms=4.5,
-            color=color,
-            mfc="white",
-            mew=1.2,
-            elinewidth=1.0,
-            capsize=2.5,
-            label=f"{name}: Monte Carlo (95% CI)",
-            zorder=3,
-        )
+    _tokenid_minhash_points(ax, data, f, where)
 
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
