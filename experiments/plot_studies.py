@@ -2,8 +2,8 @@
 
 Usage: python experiments/plot_studies.py [DIR] [--formats png svg]
 
-For every ``<name>.json`` in DIR (default ``figures``) whose name is a figure of
-``lshsim.plots.FIGURES``, writes ``<name>.png`` (and the other formats) next to it.
+For every study of ``lshsim.studies.STUDIES`` whose ``<name>.json`` is in DIR (default
+``figures``), writes ``<name>.png`` (and the other formats) next to it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import argparse
 import json
 from pathlib import Path
 
-from lshsim import plots
+from lshsim.plots import save_figure
+from lshsim.studies import STUDIES
 
 
 def main() -> None:
@@ -21,12 +22,12 @@ def main() -> None:
     ap.add_argument("dir", nargs="?", type=Path, default=Path("figures"))
     ap.add_argument("--formats", nargs="+", default=["png", "svg"])
     args = ap.parse_args()
-    for name, draw in plots.FIGURES.items():
+    for name, study in STUDIES.items():
         path = args.dir / f"{name}.json"
         if not path.exists():
             continue
-        fig = draw(json.loads(path.read_text())["data"])
-        for out in plots.save_figure(fig, args.dir / name, formats=tuple(args.formats)):
+        fig = study.figure(json.loads(path.read_text())["data"])
+        for out in save_figure(fig, args.dir / name, formats=tuple(args.formats)):
             print(f"wrote {out}")
 
 

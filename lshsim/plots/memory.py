@@ -1,4 +1,4 @@
-"""Figures of the memory studies (``experiments/memory_studies.py``): data in, Figure out.
+"""Figures of the memory studies (:mod:`lshsim.studies.memory`): data in, Figure out.
 
 Each study compares model variants trained with a few seeds. A figure has one panel per metric
 (by default held-out span accuracy, the paper's "pretrain accuracy", and held-out
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from lshsim.plots import CATEGORY_COLORS
+from lshsim.plots.style import CATEGORY_COLORS
 
 __all__ = ["CONTENT_ACCURACY", "METRICS", "plot_groups", "plot_sweep", "t_interval"]
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from lshsim.plots import CATEGORY_COLORS
+from lshsim.plots.style import CATEGORY_COLORS
 
 __all__ = ["plot_routing_init", "plot_routing_trained"]
 

@@ -29,6 +29,36 @@ def _get(data: Mapping[str, Any], key: str) -> Any:
     return data[key]
 
 
+def _arch_curves(
+    ax: Any, arch: str, style: dict[str, str], mine: list, minimal_d: Mapping[str, Any]
+) -> None:
+    """One architecture in a panel: median line, min-max band, per-seed points, minimal width."""
+    ratios = sorted({float(r["width_over_d"]) for r in mine})
+    losses = [[float(r["heldout_nmse"]) for r in mine if r["width_over_d"] == x] for x in ratios]
+    med = np.array([np.median(v) for v in losses])
+    ax.fill_between(
+        ratios, [min(v) for v in losses], [max(v) for v in losses],
+        color=style["color"], alpha=0.18, lw=0,
+    )  # fmt: skip
+    for x, v in zip(ratios, losses, strict=True):
+        ax.plot([x] * len(v), v, ls="none", marker=style["marker"], ms=3,
+                color=style["color"], alpha=0.5)  # fmt: skip
+    ax.plot(ratios, med, color=style["color"], marker=style["marker"], label=style["label"])
+    found = minimal_d.get(arch, {}).get("median_over_d")
+    if found is not None:
+        ax.axvline(found, color=style["color"], ls=":", lw=1.5)
+        ax.annotate(
+            f"median min width\n{arch} = {found:g} d", xy=(found, 1.0),
+            xycoords=("data", "axes fraction"), xytext=(3, -4),
+            textcoords="offset points", va="top", fontsize=8, color=style["color"],
+        )  # fmt: skip
+    else:
+        ax.text(
+            0.98, 0.02 if arch == "A" else 0.08, f"{arch}: target not reached",
+            transform=ax.transAxes, ha="right", fontsize=8, color=style["color"],
+        )  # fmt: skip
+
+
 def width_figure(data: Mapping[str, Any]) -> Figure:
     """Held-out normalised MSE against width / d, one panel per teacher width ``d``.
 
@@ -61,34 +91,8 @@ def width_figure(data: Mapping[str, Any]) -> Figure:
         ax.axvspan(1.96, 2.04, color=ARCH_STYLE["A"]["color"], alpha=0.25, lw=0)
         for arch, style in ARCH_STYLE.items():
             mine = [r for r in panel if r["arch"] == arch]
-            if not mine:
-                continue
-            ratios = sorted({float(r["width_over_d"]) for r in mine})
-            losses = [
-                [float(r["heldout_nmse"]) for r in mine if r["width_over_d"] == x] for x in ratios
-            ]
-            med = np.array([np.median(v) for v in losses])
-            ax.fill_between(
-                ratios, [min(v) for v in losses], [max(v) for v in losses],
-                color=style["color"], alpha=0.18, lw=0,
-            )  # fmt: skip
-            for x, v in zip(ratios, losses, strict=True):
-                ax.plot([x] * len(v), v, ls="none", marker=style["marker"], ms=3,
-                        color=style["color"], alpha=0.5)  # fmt: skip
-            ax.plot(ratios, med, color=style["color"], marker=style["marker"], label=style["label"])
-            found = minimal.get(str(d), {}).get(arch, {}).get("median_over_d")
-            if found is not None:
-                ax.axvline(found, color=style["color"], ls=":", lw=1.5)
-                ax.annotate(
-                    f"median min width\n{arch} = {found:g} d", xy=(found, 1.0),
-                    xycoords=("data", "axes fraction"), xytext=(3, -4),
-                    textcoords="offset points", va="top", fontsize=8, color=style["color"],
-                )  # fmt: skip
-            else:
-                ax.text(
-                    0.98, 0.02 if arch == "A" else 0.08, f"{arch}: target not reached",
-                    transform=ax.transAxes, ha="right", fontsize=8, color=style["color"],
-                )  # fmt: skip
+            if mine:
+                _arch_curves(ax, arch, style, mine, minimal.get(str(d), {}))
         ax.axhline(target, color="0.3", ls="--", lw=1, label=f"target loss {target:g}")
         ax.set_yscale("log")
         ax.set_xlabel("student width w / d")

@@ -1,12 +1,10 @@
-"""experiments/memory_studies.py: the registry, budgets, dry run, a micro run with resume, plots."""
+"""lshsim.studies.memory: the registry, budgets, dry run, a micro run with resume, plots."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,28 +15,17 @@ pytest.importorskip("optax")
 pytest.importorskip("sentencepiece")
 
 from lshsim.plots import memory as memory_plots
-from lshsim.t5.configs import T5Config
+from lshsim.studies import memory as ms
+from lshsim.studies.memory import runner
+from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.loop import evaluate_run
 from tests.t5.conftest import MICRO
-
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "memory_studies.py"
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("memory_studies", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
-
-
-ms = _load_script()
 
 #: The micro config as overrides of "tiny", and a few-step setup on very short inputs.
 MICRO_OVERRIDES = tuple(
     (f.name, getattr(MICRO, f.name))
     for f in dataclasses.fields(T5Config)
-    if getattr(MICRO, f.name) != getattr(ms.get_config("tiny"), f.name)
+    if getattr(MICRO, f.name) != getattr(get_config("tiny"), f.name)
 )
 MICRO_SETUP = ms.Setup(
     "tiny",
@@ -168,7 +155,7 @@ def test_micro_run_writes_rows_and_resumes(tmp_path, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("a finished run was trained again")
 
-    monkeypatch.setattr(ms, "train_one", no_training)
+    monkeypatch.setattr(runner, "train_one", no_training)
     logs.clear()
     ms.execute(specs, "smoke", out, json_path, log=logs.append)
     assert logs == ["2 distinct runs, 2 already done, 0 to do"]

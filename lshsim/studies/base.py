@@ -1,0 +1,84 @@
+"""The :class:`Study` record, and what the theory studies share (seeds, the sentence length).
+
+A study is plain data in a chain: ``compute(config, seed) -> data`` (JSON-ready dicts and
+lists), ``figure(data) -> Figure``, a caption for ``REPORT.md``, and optionally a report
+``section(data) -> lines``. It carries one config per run profile (:data:`PROFILES`): the
+committed run (``default``) and the smoke run (``quick``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Run profiles: the committed run and the smoke run (``lshsim reproduce --quick``).
+PROFILES = ("default", "quick")
+#: 40 tokens: every overlap on the studies' grids (multiples of 1/40) is a whole token count,
+#: so the realised s/l equals the plotted f
+LENGTH = 40
+
+
+@dataclass(frozen=True)
+class Study:
+    """One study of ``lshsim reproduce``: how to compute it, draw it and describe it.
+
+    Attributes:
+        name: registry key; the study writes ``<name>.json`` and ``<name>.png``/``.svg``.
+        compute: ``(config, seed) -> data``, plain JSON data; same config and seed, same data.
+        figure: ``data -> matplotlib.figure.Figure``.
+        caption: the figure's caption in ``REPORT.md``.
+        configs: the config of each profile of :data:`PROFILES` (a small frozen dataclass).
+        section: ``data -> lines`` of an optional ``REPORT.md`` section (None: none).
+    """
+
+    name: str
+    compute: Callable[[Any, int], dict]
+    figure: Callable[[Mapping[str, Any]], Any]
+    caption: str
+    configs: Mapping[str, Any]
+    section: Callable[[dict], list[str]] | None = None
+
+    def config(self, profile: str) -> Any:
+        """The study's config of run profile ``profile`` (``default`` or ``quick``).
+
+        Raises:
+            ValueError: If the profile is unknown.
+        """
+        if profile not in self.configs:
+            raise ValueError(f"profile: unknown {profile!r}; choose one of {', '.join(PROFILES)}")
+        return self.configs[profile]
+
+    def __call__(self, profile: str, seed: int) -> dict:
+        """Compute the study at run profile ``profile`` with ``seed``; return its data."""
+        return self.compute(self.config(profile), seed)
+
+
+def registry(*groups: Iterable[Study]) -> dict[str, Study]:
+    """Name -> study over ``groups`` (each a module's studies), in order.
+
+    Raises:
+        ValueError: If two studies share a name or a study lacks a profile's config.
+    """
+    out: dict[str, Study] = {}
+    for study in (s for group in groups for s in group):
+        if study.name in out:
+            raise ValueError(f"name: study {study.name!r} is registered twice")
+        missing = set(PROFILES) - set(study.configs)
+        if missing:
+            raise ValueError(f"configs: study {study.name!r} lacks {sorted(missing)}")
+        out[study.name] = study
+    return out
+
+
+def spawn_seeds(seed: int, count: int) -> list[int]:
+    """``count`` independent 32-bit seeds derived from ``seed`` (NumPy ``SeedSequence``)."""
+    return [int(s) for s in np.random.SeedSequence(seed).generate_state(count, dtype=np.uint32)]
+
+
+def append_estimate(rows: dict, e: Any) -> None:
+    """Append an :class:`~lshsim.estimate.Estimate`'s value and 95% CI to column lists."""
+    for name in ("estimate", "ci_low", "ci_high"):
+        rows.setdefault(name, []).append(getattr(e, name))

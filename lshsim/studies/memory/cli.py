@@ -1,0 +1,151 @@
+"""The memory studies' command line (``experiments/memory_studies.py``): plan, run, plot, report.
+
+See :mod:`lshsim.studies.memory` for the studies, the sizes and the metrics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lshsim.studies.memory.document import load_doc
+from lshsim.studies.memory.report import format_summary, write_figures
+from lshsim.studies.memory.runner import RunSpec, execute, plan, reeval, unique_runs
+from lshsim.studies.memory.variants import STUDIES
+
+#: The repository root of a source checkout (results go to its ``figures/``; run directories
+#: must be outside it).
+REPO = Path(__file__).resolve().parents[3]
+#: Where results go unless ``--json`` says otherwise.
+DEFAULT_JSON = REPO / "figures" / "memory_studies.json"
+
+
+def default_out() -> Path:
+    """Run directories: ``$LSHSIM_CACHE/memory_studies`` (outside the repository)."""
+    from lshsim.t5.data.tokenizer import default_cache_dir
+
+    return default_cache_dir() / "memory_studies"
+
+
+def dry_run(specs_by_study: dict[str, list[RunSpec]], doc: dict[str, Any]) -> list[RunSpec]:
+    """Print the runs each study needs; return the distinct ones."""
+    for name, specs in specs_by_study.items():
+        s = specs[0].setup
+        print(
+            f"## {name}: {len(specs)} runs ({s.config}, {s.steps} steps, batch {s.batch_size}, "
+            f"input {s.input_length}, warmup {s.warmup_steps})"
+        )
+        for spec in specs:
+            done = "done" if spec.key in doc["runs"] else "todo"
+            changes = " ".join(f"{k}={v}" for k, v in spec.variant.changes) or "-"
+            print(f"  {spec.key} {done} seed {spec.seed} {spec.variant.label}: {changes}")
+    todo = unique_runs([s for v in specs_by_study.values() for s in v])
+    left = sum(spec.key not in doc["runs"] for spec in todo)
+    total = sum(len(v) for v in specs_by_study.values())
+    print(f"total: {total} runs in the studies, {len(todo)} distinct, {left} not yet done")
+    return todo
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``experiments/memory_studies.py`` (see ``--help``)."""
+    from lshsim.studies import memory
+
+    ap = argparse.ArgumentParser(
+        description=memory.__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    ap.add_argument("--study", default="all", choices=[*STUDIES, "all"])
+    ap.add_argument("--variant", default="smoke", choices=["smoke", "real"])
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=None, help="run directories (default: cache)")
+    ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    ap.add_argument("--corpus", nargs="+", default=None, help="corpus files (real variant)")
+    ap.add_argument("--dry-run", action="store_true", help="list the runs, train nothing")
+    ap.add_argument("--plot", action="store_true", help="write the figures from the JSON")
+    ap.add_argument(
+        "--reeval",
+        action="store_true",
+        help="recompute the held-out evaluation of the finished runs from their checkpoints",
+    )
+    ap.add_argument("--progress", action="store_true", help="progress bar per run")
+    ap.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="train this many steps instead of the variant's (runs are keyed by it; give a "
+        "separate --json, whose folder also gets the figures)",
+    )
+    return ap
+
+
+def _plans(args: argparse.Namespace) -> dict[str, list[RunSpec]]:
+    """The runs of each study the arguments name, with ``--corpus`` and ``--steps`` applied."""
+    names = list(STUDIES) if args.study == "all" else [args.study]
+    specs = {}
+    for name in names:
+        setup = STUDIES[name].setups[args.variant]
+        if args.corpus:
+            setup = dataclasses.replace(setup, corpus=tuple(args.corpus))
+        if args.steps:
+            every = min(setup.checkpoint_every, args.steps)
+            setup = dataclasses.replace(setup, steps=args.steps, checkpoint_every=every)
+        specs[name] = plan(name, args.variant, args.seeds, setup)
+    return specs
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run, re-evaluate, plot or list the memory studies; print the summary.
+
+    Args:
+        argv: command-line arguments (default ``sys.argv[1:]``); see :func:`build_parser`.
+
+    Returns:
+        The results document (or, with ``--dry-run``, ``{"runs": [the distinct runs]}``).
+
+    Raises:
+        SystemExit: 2 for bad arguments (argparse), or ``--out`` inside the repository.
+        ValueError: For an unknown study or variant, or a config the variant makes invalid.
+    """
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.seeds < 1:
+        ap.error(f"--seeds: must be >= 1, got {args.seeds}")
+    if args.steps is not None and args.steps < 1:
+        ap.error(f"--steps: must be >= 1, got {args.steps}")
+    specs = _plans(args)
+    doc = load_doc(args.json)
+    if args.dry_run:
+        return {"runs": dry_run(specs, doc)}
+    if args.reeval:
+        doc = reeval(doc, [s.key for v in specs.values() for s in v], args.json)
+    elif not args.plot:
+        out = (args.out or default_out()) / args.variant
+        resolved = out.resolve()
+        if resolved == REPO or REPO in resolved.parents:
+            ap.error(f"--out: {out} is inside the repository; choose a directory outside it")
+        doc = execute(specs, args.variant, out, args.json, progress=args.progress)
+    else:
+        for path in write_figures(doc, args.variant, args.json.parent):
+            print(f"wrote {path}")
+    print(format_summary(doc, args.variant, STUDIES))
+    return doc
+
+
+def console(argv: Sequence[str] | None = None) -> int:
+    """:func:`main` as a script: a ``ValueError`` is one line on stderr and exit status 2.
+
+    Args:
+        argv: command-line arguments (default ``sys.argv[1:]``).
+
+    Returns:
+        0, or 2 after a ``ValueError``.
+    """
+    try:
+        main(argv)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
