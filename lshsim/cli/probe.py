@@ -5,19 +5,14 @@ JAX is imported only when the command runs.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
 from pathlib import Path
 
-from lshsim.cli.t5 import (
-    _CONFIG_HELP,
-    _MEMORY_FIELDS,
-    _add_memory_args,
-    _Formatter,
-    _wrap,
-    config_from_args,
-)
+from lshsim.cli.model_flags import CONFIG_HELP, MEMORY_FIELDS, add_memory_flags, config_from_args
+from lshsim.cli.parser import Formatter, wrap
 
 _EPILOG = """\
 the columns:
@@ -47,7 +42,7 @@ def add_parser(sub) -> None:
         "probe",
         help="measure a model's per-layer routing collisions on sentence pairs of overlap f "
         "against the theory",
-        description=_wrap(
+        description=wrap(
             "Make sentence pairs from held-out text that share a fraction f of their aligned "
             "tokens (the other positions get random ordinary pieces), run both sentences "
             "through the model (at initialisation with --config, or a trained --checkpoint), "
@@ -58,13 +53,13 @@ def add_parser(sub) -> None:
             "for Token-ID."
         ),
         epilog=_EPILOG,
-        formatter_class=_Formatter,
+        formatter_class=Formatter,
     )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--checkpoint", metavar="DIR", help="a `lshsim train` run directory")
-    src.add_argument("--config", metavar="C", help=_CONFIG_HELP + "; probed at initialisation")
+    src.add_argument("--config", metavar="C", help=CONFIG_HELP + "; probed at initialisation")
     p.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
-    _add_memory_args(p)
+    add_memory_flags(p)
     p.add_argument(
         "--samples", type=int, default=128, metavar="S", help="sentence pairs per overlap (128)"
     )
@@ -93,7 +88,7 @@ def add_parser(sub) -> None:
         "--corpus", nargs="+", metavar="PATH", help="text for --config (default: embedded)"
     )
     p.add_argument("--json", action="store_true", help='print {"rows": [...], "summary": [...]}')
-    p.set_defaults(func=_probe)
+    p.set_defaults(func=run_probe)
 
 
 def _overlaps(text: str) -> list[float]:
@@ -114,7 +109,7 @@ def _source(args):
 
     seed = check_int("seed", args.seed, 0, 2**32 - 1)
     if args.checkpoint is not None:
-        given = [f for f in _MEMORY_FIELDS if f != "lookup" and getattr(args, f) is not None]
+        given = [f for f in MEMORY_FIELDS if f != "lookup" and getattr(args, f) is not None]
         if given:
             flag = "--" + given[0].replace("_", "-")
             raise ValueError(f"{flag[2:]}: a checkpoint's memory is fixed; {flag} needs --config")
@@ -139,7 +134,15 @@ def _source(args):
     return config, probe.initial_params(config, seed), rows, ids, f"{config.name} at init"
 
 
-def _probe(args) -> int:
+def run_probe(args: argparse.Namespace) -> int:
+    """Probe the model's routing collisions and print them, per layer and overlap, by the theory.
+
+    Args:
+        args: the parsed ``probe`` arguments.
+
+    Returns:
+        The exit status, 0.
+    """
     from tqdm import tqdm
 
     from lshsim._validate import check_int
@@ -183,6 +186,12 @@ def _probe(args) -> int:
         f"{what}: lookup {config.lookup} ({config.num_buckets} buckets), theory "
         f"{family or 'token equality'}; {samples} pairs x {args.length} tokens per overlap"
     )
+    _print_table(result, summary)
+    return 0
+
+
+def _print_table(result: list[dict], summary: list[dict]) -> None:
+    """Print the probe's rows (one per layer and overlap) and its per-layer summary."""
     print(
         f"{'layer':<10s} {'f':>4s} {'cosine':>7s} {'measured':>9s} {'95% CI':>17s} "
         f"{'predicted':>9s} {'at f':>7s} {'z':>6s}"
@@ -199,4 +208,3 @@ def _probe(args) -> int:
             f"{s['layer']:<10s} {s['mean_departure']:+.4f}  rms z {s['rms_z']:.2f}  "
             f"inside {s['inside']}/{s['rows']}  effective buckets {s['effective_buckets']:.1f}"
         )
-    return 0

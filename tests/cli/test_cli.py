@@ -119,7 +119,7 @@ def test_console_script_exits_2_without_traceback():
 
 def test_out_of_memory_is_one_line_exit_2(monkeypatch, capsys):
     """A MemoryError that slips past the checks still ends as one line and exit 2."""
-    import lshsim.cli as cli
+    import lshsim.cli.simulate as cli
 
     def boom(*args, **kwargs):
         raise MemoryError("Unable to allocate 44.7 GiB")

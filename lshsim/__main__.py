@@ -1,0 +1,7 @@
+"""``python -m lshsim ...``: the same as the ``lshsim`` command."""
+
+import sys
+
+from lshsim.cli import main
+
+sys.exit(main())

@@ -1,0 +1,127 @@
+"""The model flags shared by ``params``, ``cost``, ``train``, ``eval`` and ``probe``.
+
+``--config`` names a :data:`lshsim.t5.configs.CONFIGS` entry; the external-memory flags
+(:func:`add_memory_flags`) override its fields (:data:`MEMORY_FIELDS`), and
+:func:`config_from_args` builds the resulting :class:`~lshsim.t5.configs.T5Config`. Importing
+this module does not import JAX.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from lshsim.t5.configs import COLLAPSES, CONFIGS, LOOKUPS, LSH_FAMILIES, MEMORY_METHODS, T5Config
+
+#: Help of ``--config``.
+CONFIG_HELP = "model config: " + ", ".join(CONFIGS) + " (tiny trains on 2 CPU cores)"
+
+#: The external-memory flags explained, for the model commands' epilogs.
+MEMORY_HELP = """external memory (paper sections 3 and 6):
+  --memory sum|sameup|altup  a K-block wide token embedding: summed at the bottom (sum), or
+                             carried through every layer by Algorithm 2 (Predict-Compute-
+                             Correct) computing block 0 (sameup) or block i mod K (altup)
+  --lookup tokenid|softmax|lsh  a partial expert per layer: output L(x) + w(x) f_i(x),
+                             bucket i from the token id, a learned top-1 softmax router, or
+                             SimHash/cross-polytope of the layer input
+  the two combine freely; see `lshsim cost --config C --compare` for their FLOPs
+"""
+
+#: CLI flag (argparse dest) -> config field.
+MEMORY_FIELDS = {
+    "memory": "memory",
+    "K": "memory_k",
+    "extra": "memory_extra",
+    "cross": "memory_cross",
+    "output": "memory_output",
+    "lookup": "lookup",
+    "rank": "expert_rank",
+    "buckets": "buckets",
+    "lsh_family": "lsh_family",
+    "lookup_seed": "lookup_seed",
+    "router_jitter": "router_jitter",
+    "router_balance_loss": "router_balance_loss",
+    "router_z_loss": "router_z_loss",
+}
+
+
+def add_config_flag(p: argparse.ArgumentParser) -> None:
+    """Add the required ``--config C`` flag.
+
+    Args:
+        p: a model command's parser.
+    """
+    p.add_argument("--config", required=True, metavar="C", help=CONFIG_HELP)
+
+
+def add_memory_flags(p: argparse.ArgumentParser) -> None:
+    """Add the memory and lookup flags (an "external memory" group), one per :data:`MEMORY_FIELDS`.
+
+    Args:
+        p: a model command's parser.
+    """
+    g = p.add_argument_group("external memory")
+    g.add_argument("--memory", choices=MEMORY_METHODS, help="wide-embedding method (none)")
+    g.add_argument("--K", type=int, metavar="K", help="blocks of width d (2)")
+    g.add_argument(
+        "--extra",
+        type=int,
+        metavar="E",
+        help="extra embedding width (default (K-1) d); other values divide-and-project",
+    )
+    g.add_argument(
+        "--cross",
+        choices=COLLAPSES,
+        help="decoder cross-attention reads the K-block encoder output wide (Table 3) or "
+        "summed (default wide)",
+    )
+    g.add_argument(
+        "--output",
+        choices=COLLAPSES,
+        help="logits from a K d x vocab table (wide, Table 3) or from the summed blocks "
+        "(default wide)",
+    )
+    g.add_argument("--lookup", choices=LOOKUPS, help="partial experts' lookup (none)")
+    g.add_argument("--rank", type=int, metavar="R", help="expert rank (0)")
+    g.add_argument(
+        "--buckets",
+        type=int,
+        metavar="N",
+        help="table size per layer (tokenid: the vocabulary; default 64)",
+    )
+    g.add_argument("--lsh-family", choices=LSH_FAMILIES, help="LSH lookup family (simhash)")
+    g.add_argument("--lookup-seed", type=int, metavar="S", help="seed of the LSH projections")
+    g.add_argument("--router-jitter", type=float, metavar="EPS", help="softmax jitter (0.01)")
+    g.add_argument(
+        "--router-balance-loss", type=float, metavar="C", help="load-balance loss weight (0)"
+    )
+    g.add_argument("--router-z-loss", type=float, metavar="C", help="router z-loss weight (0)")
+
+
+def config_from_args(args: argparse.Namespace) -> T5Config:
+    """The named config with the memory flags (and ``--dtype``, where given) applied.
+
+    Args:
+        args: parsed arguments with ``config`` and the :func:`add_memory_flags` flags.
+
+    Returns:
+        The config.
+
+    Raises:
+        ValueError: a flag's value is out of range (the message names it).
+    """
+    from lshsim._validate import check_int
+    from lshsim.t5.configs import get_config
+
+    cfg = get_config(args.config)
+    if args.buckets is not None:
+        check_int("buckets", args.buckets, 1)
+    if args.extra is not None:
+        check_int("extra (e)", args.extra, 1)
+    changes = {
+        field: getattr(args, flag)
+        for flag, field in MEMORY_FIELDS.items()
+        if getattr(args, flag, None) is not None
+    }
+    if getattr(args, "dtype", None):
+        changes["dtype"] = args.dtype
+    return cfg.replace(**changes) if changes else cfg

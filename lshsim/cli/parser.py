@@ -1,0 +1,72 @@
+"""The ``lshsim`` argument parser: the root parser, the help formatters and :func:`build_parser`.
+
+Each command module adds its own sub-parser (``add_parser(sub)`` or ``add_parsers(sub)``) and
+sets ``func`` to its handler; :func:`build_parser` asks them in the order ``lshsim --help``
+lists the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from lshsim import __version__
+
+_DESCRIPTION = """\
+lshsim: how often does a lookup function route two similar inputs to the same bucket?
+
+Simulate the lookup families of "The Power of External Memory in Increasing Predictive Model
+Capacity" (Theorem 1) on sentence pairs that share a fraction f of their tokens, or on unit
+vectors at an exact cosine, and get a collision-probability estimate with a Wilson 95% CI.
+Compute the exact probabilities, check Theorem 1's claims, and reproduce every figure. With
+the jax extra: count, train and evaluate T5 v1.1 models (params, train, eval).
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line (``lshsim: error: ...``) and exit 2."""
+
+    def error(self, message):
+        """Print ``lshsim: error: MESSAGE`` on stderr and exit with status 2."""
+        self.exit(2, f"lshsim: error: {message}\n")
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description and epilog as written (wrapped by :func:`wrap`); wraps help."""
+
+
+def wrap(text: str) -> str:
+    """Wrap a command's description at 88 columns (for :class:`Formatter`).
+
+    Args:
+        text: one paragraph.
+
+    Returns:
+        The paragraph, wrapped.
+    """
+    return textwrap.fill(text, 88)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``lshsim`` argument parser (exposed for documentation and tests).
+
+    Returns:
+        The root parser; each command's parsed arguments carry its handler as ``func``.
+    """
+    # The command modules import Formatter and wrap from here, so they are imported here.
+    from lshsim.cli import check, families, model, probe, reproduce, simulate, train
+
+    parser = Parser(
+        prog="lshsim", description=_DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"lshsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+    simulate.add_parsers(sub)  # simulate, theory
+    check.add_parser(sub)
+    reproduce.add_parser(sub)
+    families.add_parser(sub)
+    model.add_parsers(sub)  # params, cost
+    train.add_parsers(sub)  # train, eval
+    probe.add_parser(sub)
+    return parser

@@ -1,0 +1,307 @@
+"""``lshsim simulate`` and ``lshsim theory``: a family's collision probability, estimated or exact.
+
+Both commands take the same target flags (:func:`add_target_args`): the family, the number of
+buckets, and either a sentence overlap f or an exact cosine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from lshsim import theory
+from lshsim.cli.families import FAMILY_HELP
+from lshsim.cli.output import print_rows
+from lshsim.estimate import MODES, estimate_collision
+from lshsim.hashing import FAMILIES
+from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES
+
+_SIMULATE_EPILOG = (
+    """\
+families:
+"""
+    + "\n".join(f"  {k:14s} {v}" for k, v in FAMILY_HELP.items())
+    + """
+
+examples:
+  lshsim simulate --family voronoi --buckets 1024 --overlap 0.5
+  lshsim simulate --family simhash --buckets 65536 --cosine 0.9 --mode reduced --json
+  lshsim simulate --family crosspolytope --rotation hadamard --buckets 256 --cosine 0.8
+  lshsim simulate --family minhash --buckets 1048576 --overlap 0.3 --k 2
+"""
+)
+
+_THEORY_EPILOG = """examples:
+  lshsim theory --family voronoi --buckets 1048576 --cosine 0.5
+  lshsim theory --family simhash --buckets 1024 --overlap 0.5 --dim 64 --length 32 --json
+"""
+
+
+def add_target_args(p: argparse.ArgumentParser) -> None:
+    """Add the arguments that say what to compute: family, buckets, cosine or sentence model.
+
+    Args:
+        p: the ``simulate`` or ``theory`` parser.
+    """
+    p.add_argument(
+        "--family",
+        required=True,
+        choices=list(FAMILIES),
+        metavar="F",
+        help="lookup family: " + ", ".join(FAMILIES),
+    )
+    p.add_argument(
+        "--buckets",
+        required=True,
+        type=int,
+        metavar="N",
+        help="number of buckets n (>= 2; a power of two for simhash and default "
+        "pstable, even for crosspolytope)",
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--overlap",
+        type=float,
+        metavar="f",
+        help="fraction f in [0, 1] of shared tokens (sentence model)",
+    )
+    what.add_argument(
+        "--cosine",
+        type=float,
+        metavar="a",
+        help="exact cosine a in [-1, 1] of two unit vectors (vector families)",
+    )
+    p.add_argument(
+        "--dim",
+        type=int,
+        default=64,
+        metavar="d",
+        help="embedding dimension d (default 64; >= 2 with --overlap)",
+    )
+    p.add_argument(
+        "--length",
+        type=int,
+        default=32,
+        metavar="l",
+        help="sentence length l in tokens (default 32)",
+    )
+    p.add_argument(
+        "--vocab",
+        type=int,
+        default=32128,
+        metavar="V",
+        help="vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
+    )
+    _add_family_param_args(p)
+
+
+def _add_family_param_args(p: argparse.ArgumentParser) -> None:
+    """Add the family parameters ``--rotation``, ``--k`` and ``--width``."""
+    p.add_argument(
+        "--rotation",
+        choices=("gaussian", "hadamard"),
+        help="crosspolytope rotation (default gaussian)",
+    )
+    p.add_argument(
+        "--k",
+        type=int,
+        metavar="K",
+        help="pstable: directions (default log2 n); minhash: concatenated min-hashes (default 1)",
+    )
+    p.add_argument(
+        "--width", type=float, metavar="W", help="pstable cell width w in [1e-9, 1e9] (default 4.0)"
+    )
+
+
+def add_parsers(sub) -> None:
+    """Add ``simulate`` and ``theory`` to the CLI's subparsers.
+
+    Args:
+        sub: the root parser's subparsers action.
+    """
+    _add_simulate_parser(sub)
+    _add_theory_parser(sub)
+
+
+def _add_simulate_parser(sub) -> None:
+    sim = sub.add_parser(
+        "simulate",
+        help="estimate a family's collision probability with a 95%% CI",
+        description="Estimate P[h(x) = h(y)] over a fresh hash function per trial, with a "
+        "Wilson 95% confidence interval.",
+        epilog=_SIMULATE_EPILOG,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    add_target_args(sim)
+    sim.add_argument(
+        "--samples",
+        type=int,
+        default=10_000,
+        metavar="S",
+        help="number of sentence/vector pairs (default 10000)",
+    )
+    sim.add_argument(
+        "--seed", type=int, default=0, metavar="s", help="seed (default 0); same seed, same numbers"
+    )
+    sim.add_argument(
+        "--mode",
+        choices=MODES,
+        default="full",
+        help="full: hash real d-dim vectors; reduced: sample only the sufficient "
+        "statistics (exact; simhash, pstable, voronoi, gaussian crosspolytope)",
+    )
+    sim.add_argument(
+        "--threads",
+        type=int,
+        metavar="T",
+        help="worker threads (default NUMBA_NUM_THREADS where threads pay: reduced mode, "
+        "full voronoi and gaussian crosspolytope; else 1); the numbers do not depend on it",
+    )
+    sim.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
+    sim.set_defaults(func=run_simulate)
+
+
+def _add_theory_parser(sub) -> None:
+    th = sub.add_parser(
+        "theory",
+        help="exact collision probability and rho = -log P / log n",
+        description="Exact collision probability of a family at n buckets: closed forms "
+        "(simhash, pstable, minhash, tokenid) or 2-D quadrature (voronoi, gaussian "
+        "crosspolytope; relative error <= 1e-9). With --overlap, the exact P(a) is averaged "
+        "over the sentence model's cosine law (the target of `lshsim simulate --overlap`).",
+        epilog=_THEORY_EPILOG,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    add_target_args(th)
+    th.add_argument(
+        "--cosines",
+        type=int,
+        default=SENTENCE_COSINES,
+        metavar="C",
+        help=f"with --overlap: cosines sampled for the average (default {SENTENCE_COSINES})",
+    )
+    th.add_argument(
+        "--seed", type=int, default=0, metavar="s", help="with --overlap: seed of the cosines"
+    )
+    th.add_argument("--json", action="store_true", help="print one JSON object")
+    th.set_defaults(func=run_theory)
+
+
+def _family_params(args) -> dict:
+    """The family keywords given by ``--rotation``, ``--k`` and ``--width``, checked."""
+    params = {}
+    allowed = {"rotation": ("crosspolytope",), "k": ("pstable", "minhash"), "width": ("pstable",)}
+    for flag, fams in allowed.items():
+        value = getattr(args, flag)
+        if value is None:
+            continue
+        if args.family not in fams:
+            raise ValueError(f"--{flag} applies to {' and '.join(fams)}, not '{args.family}'")
+        params["w" if flag == "width" else flag] = value
+    return params
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    """Estimate the collision probability and print it as a table or one JSON object.
+
+    Args:
+        args: the parsed ``simulate`` arguments.
+
+    Returns:
+        The exit status, 0.
+    """
+    params = _family_params(args)
+    progress = not args.json and sys.stderr.isatty()
+    est = estimate_collision(
+        args.family,
+        args.buckets,
+        overlap=args.overlap,
+        cosine=args.cosine,
+        dim=args.dim,
+        length=args.length,
+        vocab=args.vocab,
+        samples=args.samples,
+        seed=args.seed,
+        mode=args.mode,
+        progress=progress,
+        threads=args.threads,
+        **params,
+    )
+    if args.json:
+        print(json.dumps(est.to_dict()))
+        return 0
+    print_rows(_estimate_rows(est))
+    return 0
+
+
+def _estimate_rows(est) -> list[tuple[str, object]]:
+    """The ``simulate`` table's ``(name, value)`` rows for an estimate."""
+    d = est.to_dict()
+    rows = [
+        ("family", est.family + "".join(f" {k}={v}" for k, v in est.params.items())),
+        ("buckets", est.n),
+    ]
+    if est.overlap is not None:
+        rows += [("overlap f", est.overlap), ("length l", est.length), ("vocab V", est.vocab)]
+    else:
+        rows += [("cosine a", est.cosine)]
+    if est.samples != est.pairs:
+        counted = f" ({est.pairs} pairs x {est.length} positions)"
+    else:
+        counted = " pairs"
+    rows += [
+        ("dim d", est.dim),
+        ("mode", est.mode),
+        ("seed", est.seed),
+        ("estimate", f"{d['estimate']:.6g}"),
+        ("95% CI", f"[{d['ci_low']:.6g}, {d['ci_high']:.6g}]"),
+        ("samples", f"{est.successes} / {est.samples}" + counted),
+        ("seconds", f"{est.seconds:.3f}"),
+    ]
+    return rows
+
+
+def run_theory(args: argparse.Namespace) -> int:
+    """Print the exact collision probability and rho as a table or one JSON object.
+
+    Args:
+        args: the parsed ``theory`` arguments.
+
+    Returns:
+        The exit status, 0.
+    """
+    params = _family_params(args)
+    if args.cosine is not None:
+        if args.family not in COSINE_FAMILIES:
+            raise ValueError(f"cosine is not defined for family '{args.family}'; use --overlap (f)")
+        log_p = theory.log_probability(args.family, args.buckets, args.cosine, **params)
+        out = {
+            "family": args.family,
+            "n": args.buckets,
+            "cosine": args.cosine,
+            "probability": math.exp(log_p),
+            "log_probability": log_p,
+            "rho": -log_p / math.log(args.buckets),
+            "limit_rho": theory.limit_rho(args.family, args.cosine, n=args.buckets, **params),
+            "params": params,
+        }
+    else:
+        res = theory.collision_probability(
+            args.family,
+            args.buckets,
+            overlap=args.overlap,
+            dim=args.dim,
+            length=args.length,
+            vocab=args.vocab,
+            cosines=args.cosines,
+            seed=args.seed,
+            **params,
+        )
+        out = res.to_dict()
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print_rows([(k, f"{v:.10g}" if isinstance(v, float) else v) for k, v in out.items()])
+    return 0

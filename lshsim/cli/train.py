@@ -1,0 +1,179 @@
+"""``lshsim train`` and ``lshsim eval``: pretrain a T5 with span corruption, evaluate a run.
+
+JAX is imported only when one of these commands runs, so the rest of the CLI starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from lshsim.cli.model_flags import MEMORY_HELP, add_config_flag, add_memory_flags, config_from_args
+from lshsim.cli.parser import Formatter, wrap
+
+_TRAIN_EPILOG = (
+    """\
+The run directory holds run.json (config and options), spm.model (the tokenizer),
+metrics.jsonl (one JSON object per logged step: step, split, loss, accuracy, ...) and
+checkpoints/<step>/ (orbax). A killed run continues exactly with --resume.
+
+examples:
+  lshsim train --config tiny --steps 150 --out runs/tiny
+  lshsim train --config tiny --steps 300 --out runs/tiny --resume
+  lshsim train --config small --steps 1000 --out runs/s --corpus c4-train.00000-of-01024.json.gz
+  lshsim train --config tiny --steps 150 --out runs/altup --memory altup --K 2
+  lshsim train --config tiny --steps 150 --out runs/sm --lookup softmax --rank 16 --buckets 64
+
+"""
+    + MEMORY_HELP
+)
+
+
+def add_parsers(sub) -> None:
+    """Add ``train`` and ``eval`` to the CLI's subparsers.
+
+    Args:
+        sub: the root parser's subparsers action.
+    """
+    _add_train_parser(sub)
+    _add_eval_parser(sub)
+
+
+def _add_train_parser(sub) -> None:
+    tr = sub.add_parser(
+        "train",
+        help="pretrain a T5 v1.1 with span corruption (checkpoints, resume)",
+        description=wrap(
+            "Span-corruption pretraining (noise density 0.15, mean span 3) with T5's "
+            "Adafactor and rsqrt schedule, data-parallel over all devices. Without --corpus it "
+            "trains on the embedded corpus (CPython's documentation topics and docstrings)."
+        ),
+        epilog=_TRAIN_EPILOG,
+        formatter_class=Formatter,
+    )
+    add_config_flag(tr)
+    add_memory_flags(tr)
+    tr.add_argument("--steps", required=True, type=int, metavar="N", help="total training steps")
+    tr.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    tr.add_argument(
+        "--corpus",
+        nargs="+",
+        metavar="PATH",
+        help="text files, C4-style JSON lines ({'text': ...}, .gz ok) or directories "
+        "(default: the embedded corpus)",
+    )
+    tr.add_argument("--batch", type=int, metavar="B", help="examples per step (config default)")
+    tr.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (config default)")
+    tr.add_argument(
+        "--target-length", type=int, metavar="T", help="decoder tokens (default: as needed)"
+    )
+    tr.add_argument("--seed", type=int, metavar="s", help="seed (default 0)")
+    tr.add_argument("--lr", type=float, metavar="X", help="base learning rate (default 1.0)")
+    tr.add_argument(
+        "--warmup", type=int, metavar="W", help="rsqrt schedule warmup steps (config default)"
+    )
+    tr.add_argument(
+        "--dtype",
+        choices=["float32", "bfloat16"],
+        help="compute dtype (default float32; bfloat16 on accelerators); parameters stay f32",
+    )
+    tr.add_argument("--tokenizer", metavar="FILE", help="use this SentencePiece .model")
+    tr.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
+    tr.add_argument("--checkpoint-every", type=int, metavar="K", help="checkpoint every K steps")
+    tr.add_argument("--devices", type=int, metavar="D", help="data-parallel devices (all)")
+    tr.add_argument("--resume", action="store_true", help="continue the run in --out")
+    tr.add_argument("--json", action="store_true", help="print the summary as JSON, no bar")
+    tr.set_defaults(func=run_train)
+
+
+def _add_eval_parser(sub) -> None:
+    ev = sub.add_parser(
+        "eval",
+        help="held-out loss and span accuracy of a training run's checkpoint",
+        description="Evaluate a run's latest checkpoint (or --step) on its held-out batches: "
+        "cross-entropy per target token, span-target token accuracy, and the same over the "
+        "span contents only (sentinels and EOS left out).",
+    )
+    ev.add_argument("--checkpoint", required=True, metavar="DIR", help="a `lshsim train` --out")
+    ev.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
+    ev.add_argument(
+        "--examples",
+        type=int,
+        metavar="N",
+        help="held-out examples to evaluate, in batches of the run's batch size (default: the "
+        "run's own 4 eval batches; the first 4 x batch examples are always those)",
+    )
+    ev.add_argument("--json", action="store_true", help="print one JSON object")
+    ev.set_defaults(func=run_eval)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train (or resume) a run in ``--out`` and print the held-out loss and accuracy.
+
+    Args:
+        args: the parsed ``train`` arguments.
+
+    Returns:
+        The exit status, 0.
+    """
+    from lshsim.t5.loop import train
+
+    config = config_from_args(args)
+    summary = train(
+        config,
+        args.out,
+        steps=args.steps,
+        resume=args.resume,
+        corpus=args.corpus,
+        batch_size=args.batch,
+        input_length=args.input_length,
+        target_length=args.target_length,
+        seed=args.seed,
+        learning_rate=args.lr,
+        warmup_steps=args.warmup,
+        tokenizer=args.tokenizer,
+        eval_every=args.eval_every,
+        checkpoint_every=args.checkpoint_every,
+        devices=args.devices,
+        progress=not args.json,
+    )
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    first, last = summary["initial_eval"], summary["final_eval"]
+    if first is not None:
+        print(
+            f"held-out loss {first['loss']:.4f} -> {last['loss']:.4f}, span accuracy "
+            f"{first['accuracy']:.4f} -> {last['accuracy']:.4f}"
+        )
+    else:
+        print(f"held-out loss {last['loss']:.4f}, span accuracy {last['accuracy']:.4f}")
+    print(
+        f"{summary['step']} steps, {summary['examples_per_second']:.1f} examples/s; "
+        f"run in {summary['out']}"
+    )
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """Evaluate a run's checkpoint on its held-out batches and print the result.
+
+    Args:
+        args: the parsed ``eval`` arguments.
+
+    Returns:
+        The exit status, 0.
+    """
+    from lshsim.t5.loop import evaluate_run
+
+    res = evaluate_run(args.checkpoint, step=args.step, examples=args.examples)
+    if args.json:
+        print(json.dumps(res))
+    else:
+        print(
+            f"{res['config']} step {res['step']}: held-out loss {res['loss']:.4f}, span "
+            f"accuracy {res['accuracy']:.4f} over {res['tokens']} target tokens; span-content "
+            f"loss {res['content_loss']:.4f}, accuracy {res['content_accuracy']:.4f} over "
+            f"{res['content_tokens']} tokens ({res['examples']} examples)"
+        )
+    return 0
