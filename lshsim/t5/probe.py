@@ -513,13 +513,14 @@ def sentence_source(
         run: a run directory (its tokenizer and held-out split), or ``None``.
     """
     from lshsim.t5 import checkpoint as ckpt
-    from lshsim.t5.loop import _options, held_out_tokenizer
+    from lshsim.t5.loop import held_out_tokenizer
+    from lshsim.t5.options import TrainOptions
 
     length = check_int("length", length, 2)
     if run is not None:
-        _, opts = ckpt.read_run(run)
+        opts = TrainOptions.from_dict(ckpt.read_run(run)[1])
     else:
-        opts = _options(config, corpus=corpus, seed=seed)
+        opts = TrainOptions.from_config(config, corpus=corpus, seed=seed)
     tok, eval_docs = held_out_tokenizer(config, opts, run)
     return held_out_rows(eval_docs, tok, length), ordinary_ids(tok)
 
