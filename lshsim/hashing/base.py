@@ -87,6 +87,35 @@ class HashFamily:
         """
         raise ValueError(f"mode='reduced' is not available for family '{cls.name}'")
 
+    @property
+    def matrix(self) -> np.ndarray:
+        """The random rows ``G`` whose scores ``x @ G.T`` decide the bucket (float64 ``[k, d]``).
+
+        SimHash: its hyperplanes; Voronoi: its centres; cross-polytope: its Gaussian
+        rotation. With :meth:`buckets_from_scores` it hashes as :meth:`hash` does, e.g. many
+        functions at once with one matrix product, or on the model side in JAX.
+
+        Raises:
+            NotImplementedError: the family's hash is not a rule on ``x @ G.T`` alone.
+        """
+        raise NotImplementedError(f"family '{self.name}' has no projection matrix")
+
+    @classmethod
+    def buckets_from_scores(cls, scores, xp=np):
+        """Bucket ids from scores ``[..., k]`` = ``x @ matrix.T``, by the family's rule.
+
+        Args:
+            scores: the projections, an array of namespace ``xp``.
+            xp: the array namespace (``numpy``, or ``jax.numpy`` on the model side).
+
+        Returns:
+            integer ids ``[...]``, equal to :meth:`hash`'s on the same scores.
+
+        Raises:
+            NotImplementedError: the family has no :attr:`matrix`.
+        """
+        raise NotImplementedError(f"family '{cls.name}' has no bucket rule on scores")
+
     @classmethod
     def threads_pay_in_full_mode(cls, params: dict) -> bool:
         """Whether a full-mode trial spends its time outside the GIL (so worker threads pay).

@@ -212,6 +212,26 @@ class SimHash(HashFamily):
         g = weights_like(self.planes, self._cast, x.dtype)
         return _chunked_rows(x, g, self.planes, simhash_pack)
 
+    @property
+    def matrix(self) -> np.ndarray:
+        """The ``k`` hyperplane normals (``planes``)."""
+        return self.planes
+
+    @classmethod
+    def buckets_from_scores(cls, scores, xp=np):
+        """``sum_j [s_j > 0] 2^j``: int64 with NumPy, int32 in another namespace (``k <= 31``).
+
+        Args:
+            scores: ``[..., k]`` projections on the hyperplanes.
+            xp: the array namespace (``numpy`` or ``jax.numpy``).
+
+        Returns:
+            the ids ``[...]``.
+        """
+        itype = np.int64 if xp is np else xp.int32
+        weights = xp.asarray(1 << np.arange(scores.shape[-1]), itype)
+        return xp.sum((scores > 0).astype(itype) * weights, axis=-1)
+
     @classmethod
     def sample_reduced(cls, n, cosines, rng, **params):
         """Per hyperplane, the projection pair is bivariate normal with correlation ``a``."""

@@ -2,7 +2,8 @@
 
 A run directory holds::
 
-    run.json          the model config and the training options (written once, atomically)
+    run.json          the model config and the training options (written once, atomically;
+                      the options are ``lshsim.t5.options.TrainOptions.to_dict()``)
     spm.model         the SentencePiece tokenizer the run uses
     metrics.jsonl     one JSON object per logged step (``split`` is ``train`` or ``eval``)
     checkpoints/<step>/  orbax checkpoints of {step, params, opt_state}

@@ -163,7 +163,13 @@ class T5Config:
 #: Choices of the memory and lookup fields (the CLI and the studies enumerate these).
 MEMORY_METHODS = ("none", "sum", "sameup", "altup")
 LOOKUPS = ("none", "tokenid", "softmax", "lsh")
-LSH_FAMILIES = ("simhash", "crosspolytope")
+#: The :mod:`lshsim.hashing` family ``(name, parameters)`` of each ``lsh_family``: the model
+#: draws its LSH matrix from it and buckets by its rule (``HashFamily.buckets_from_scores``).
+LSH_HASH_FAMILIES = {
+    "simhash": ("simhash", {}),
+    "crosspolytope": ("crosspolytope", {"rotation": "gaussian"}),
+}
+LSH_FAMILIES = tuple(LSH_HASH_FAMILIES)
 COLLAPSES = ("wide", "sum")
 EXPERT_IMPLS = ("gather", "ragged")
 

@@ -6,6 +6,7 @@ directory's layout is described in :mod:`lshsim.t5.checkpoint`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -13,25 +14,32 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lshsim._validate import check_float, check_int
+from lshsim._validate import check_int
 from lshsim.t5 import checkpoint as ckpt
 from lshsim.t5.configs import T5Config, get_config
+from lshsim.t5.options import EVAL_BATCHES, TrainOptions
 
-#: Number of held-out batches evaluated (fixed, so every evaluation sees the same tokens).
-EVAL_BATCHES = 4
+__all__ = [
+    "EVAL_BATCHES",
+    "TrainOptions",
+    "evaluate_run",
+    "held_out_tokenizer",
+    "restore_run",
+    "train",
+]
 
 
-def _tokenizer(config: T5Config, opts: dict[str, Any], out: Path, train_docs, *, reuse: bool):
-    """The run's tokenizer: its saved one (``reuse``), ``opts["tokenizer"]``, or a trained one."""
+def _tokenizer(config: T5Config, opts: TrainOptions, out: Path, train_docs, *, reuse: bool):
+    """The run's tokenizer: its saved one (``reuse``), ``opts.tokenizer``, or a trained one."""
     from lshsim.t5.data.tokenizer import Tokenizer, train_tokenizer
 
     tok_path = out / ckpt.TOKENIZER_FILE
     if reuse and tok_path.is_file():
         tok = Tokenizer.load(tok_path)
-    elif opts.get("tokenizer"):
-        tok = Tokenizer.load(opts["tokenizer"])
+    elif opts.tokenizer:
+        tok = Tokenizer.load(opts.tokenizer)
     else:
-        tok = train_tokenizer(train_docs, config.num_pieces, seed=opts["seed"])
+        tok = train_tokenizer(train_docs, config.num_pieces, seed=opts.seed)
     if tok.vocab_size > config.vocab_size:
         raise ValueError(
             f"tokenizer: {tok.vocab_size} ids do not fit config '{config.name}' "
@@ -40,32 +48,23 @@ def _tokenizer(config: T5Config, opts: dict[str, Any], out: Path, train_docs, *,
     return tok
 
 
-def _span_options(opts: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "input_length": opts["input_length"],
-        "target_length": opts["target_length"],
-        "noise_density": opts["noise_density"],
-        "mean_span": opts["mean_span"],
-    }
-
-
-def _data(config: T5Config, opts: dict[str, Any], out: Path, *, reuse_tokenizer: bool):
+def _data(config: T5Config, opts: TrainOptions, out: Path, *, reuse_tokenizer: bool):
     """Tokenizer, training dataset and held-out batches of a run."""
     from lshsim.t5.data.corpus import load_corpus, split_documents
     from lshsim.t5.data.spans import build_dataset
 
-    docs = load_corpus(opts["corpus"])
-    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
+    docs = load_corpus(_corpus(opts))
+    train_docs, eval_docs = split_documents(docs, opts.eval_fraction, seed=opts.seed)
     tok = _tokenizer(config, opts, out, train_docs, reuse=reuse_tokenizer)
-    kw = _span_options(opts)
-    train_ds = build_dataset(train_docs, tok, seed=opts["seed"], **kw)
+    kw = opts.span_options()
+    train_ds = build_dataset(train_docs, tok, seed=opts.seed, **kw)
     kw["target_length"] = train_ds.target_length
-    eval_ds = build_dataset(eval_docs, tok, seed=opts["seed"] + 1, **kw)
-    eval_batches = eval_ds.eval_batches(opts["batch_size"], opts["eval_batches"])
+    eval_ds = build_dataset(eval_docs, tok, seed=opts.seed + 1, **kw)
+    eval_batches = eval_ds.eval_batches(opts.batch_size, opts.eval_batches)
     return tok, train_ds, eval_batches
 
 
-def _held_out(config: T5Config, opts: dict[str, Any], out: Path):
+def _held_out(config: T5Config, opts: TrainOptions, out: Path):
     """Tokenizer and held-out dataset of a recorded run, as :func:`_data` builds them.
 
     The training set is built only for a run whose ``target_length`` was not recorded.
@@ -73,54 +72,23 @@ def _held_out(config: T5Config, opts: dict[str, Any], out: Path):
     from lshsim.t5.data.corpus import load_corpus, split_documents
     from lshsim.t5.data.spans import build_dataset
 
-    docs = load_corpus(opts["corpus"])
-    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
+    docs = load_corpus(_corpus(opts))
+    train_docs, eval_docs = split_documents(docs, opts.eval_fraction, seed=opts.seed)
     tok = _tokenizer(config, opts, out, train_docs, reuse=True)
-    kw = _span_options(opts)
+    kw = opts.span_options()
     if kw["target_length"] is None:
-        kw["target_length"] = build_dataset(train_docs, tok, seed=opts["seed"], **kw).target_length
-    return tok, build_dataset(eval_docs, tok, seed=opts["seed"] + 1, **kw)
+        kw["target_length"] = build_dataset(train_docs, tok, seed=opts.seed, **kw).target_length
+    return tok, build_dataset(eval_docs, tok, seed=opts.seed + 1, **kw)
+
+
+def _corpus(opts: TrainOptions) -> list[str] | None:
+    """The corpus paths as :func:`lshsim.t5.data.corpus.load_corpus` takes them."""
+    return None if opts.corpus is None else list(opts.corpus)
 
 
 def _special_ids(tok) -> tuple[int, ...]:
     """Ids left out of the content accuracy: the tokenizer's sentinels and EOS."""
     return (*tok.sentinel_ids, tok.eos_id)
-
-
-def _options(config: T5Config, **given: Any) -> dict[str, Any]:
-    """Training options with defaults from the config, validated."""
-    opts = {
-        "corpus": None,
-        "batch_size": config.batch_size,
-        "input_length": config.input_length,
-        "target_length": None,
-        "noise_density": 0.15,
-        "mean_span": 3.0,
-        "seed": 0,
-        "eval_fraction": 0.05,
-        "eval_batches": EVAL_BATCHES,
-        "learning_rate": 1.0,
-        "warmup_steps": config.warmup_steps,
-        "tokenizer": None,
-    }
-    for k, v in given.items():
-        if v is not None:
-            opts[k] = v
-    opts["batch_size"] = check_int("batch", opts["batch_size"], 1)
-    opts["input_length"] = check_int("input_length", opts["input_length"], 2)
-    if opts["target_length"] is not None:
-        opts["target_length"] = check_int("target_length", opts["target_length"], 2)
-    opts["seed"] = check_int("seed", opts["seed"], 0, 2**32 - 1)
-    opts["eval_batches"] = check_int("eval_batches", opts["eval_batches"], 1)
-    opts["warmup_steps"] = check_int("warmup_steps", opts["warmup_steps"], 1)
-    opts["learning_rate"] = check_float(
-        "learning_rate", opts["learning_rate"], 0.0, math.inf, lo_open=True
-    )
-    if opts["corpus"] is not None:
-        opts["corpus"] = [str(Path(p).absolute()) for p in opts["corpus"]] or None
-    if opts["tokenizer"] is not None:
-        opts["tokenizer"] = str(Path(opts["tokenizer"]).absolute())
-    return opts
 
 
 def _primary() -> bool:
@@ -135,6 +103,179 @@ def _append_metrics(out: Path, record: dict) -> None:
         return
     with open(out / ckpt.METRICS_FILE, "a") as f:
         f.write(json.dumps(record) + "\n")
+
+
+def _run_options(config: T5Config, out: Path, resume: bool, given: dict) -> TrainOptions:
+    """The options of the run in ``out``: recorded (``resume``) or built from ``given``.
+
+    Raises:
+        ValueError: another config or a disagreeing option on resume; an existing run without
+            ``resume``; an invalid option.
+    """
+    if not resume:
+        if (out / ckpt.RUN_FILE).is_file():
+            raise ValueError(
+                f"out: {out} already holds a training run; pass --resume to continue it or "
+                "choose another --out"
+            )
+        return TrainOptions.from_config(config, **given)
+    saved_cfg, recorded = ckpt.read_run(out)
+    if saved_cfg != config:
+        diff = [k for k, v in config.to_dict().items() if saved_cfg.to_dict().get(k) != v]
+        raise ValueError(
+            f"checkpoint: {out} was trained with config '{saved_cfg.name}', not "
+            f"'{config.name}' (differs in {', '.join(diff)})"
+        )
+    new = TrainOptions.from_config(config, **given).to_dict()
+    for k, v in given.items():
+        if v is not None and new[k] != recorded.get(k):
+            name = "batch" if k == "batch_size" else k
+            raise ValueError(
+                f"{name}: the run in {out} used {recorded.get(k)!r}; resume with the same value"
+            )
+    return TrainOptions.from_dict(recorded)
+
+
+@dataclasses.dataclass
+class _Session:
+    """One call of :func:`train`: the run's pieces, and its state as the steps advance."""
+
+    config: T5Config
+    opts: TrainOptions
+    out: Path
+    mesh: Any
+    mngr: Any
+    train_ds: Any
+    step_fn: Callable
+    eval_fn: Callable
+    eval_batches: list
+    state: Any
+    start: int
+
+    def evaluate(self, step: int) -> dict:
+        """Evaluate the current parameters on the held-out batches and record it."""
+        from lshsim.t5.steps import evaluate
+
+        ev = evaluate(self.eval_fn, self.state["params"], self.eval_batches)
+        _append_metrics(self.out, {"step": step, "split": "eval", **ev})
+        return ev
+
+
+def _initial_state(config: T5Config, opts: TrainOptions, optimizer, mngr, out: Path, resume):
+    """``(state, start)``: the latest checkpoint's when resuming one, else a fresh state."""
+    from lshsim.t5.steps import abstract_state, init_state
+
+    if resume and mngr.latest_step() is not None:
+        state = ckpt.restore(mngr, abstract_state(config, optimizer))
+        start = int(state["step"])
+        if _primary():
+            ckpt.truncate_metrics(out, start)
+        return state, start
+    state = init_state(config, optimizer, opts.seed)
+    if _primary():
+        (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
+    return state, 0
+
+
+def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host, resume):
+    """Restore or initialise the state, replicate it, and compile the train and eval steps."""
+    import jax
+
+    from lshsim.t5 import sharding
+    from lshsim.t5.steps import make_eval_step, make_train_step
+
+    repl = sharding.replicated(mesh)
+    state, start = _initial_state(config, opts, optimizer, mngr, out, resume)
+    state = sharding.replicate(state, mesh)
+    step_fn = jax.jit(
+        make_train_step(config, optimizer, opts.seed),
+        in_shardings=(repl, sharding.batch_sharded(mesh)),
+        out_shardings=(repl, repl),
+        donate_argnums=0,
+    )
+    eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
+    eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
+    return _Session(
+        config, opts, out, mesh, mngr, train_ds, step_fn, eval_fn, eval_batches, state, start
+    )
+
+
+def _log_step(s: _Session, step: int, metrics, last_good, bar, on_step) -> float:
+    """Record one step's train metrics; return its loss.
+
+    Raises:
+        NonFiniteLossError: the loss is NaN or infinite.
+    """
+    import jax
+
+    from lshsim.t5 import NonFiniteLossError
+    from lshsim.t5.steps import learning_rate as lr_at
+
+    done = step + 1
+    m = jax.device_get(metrics)
+    if not bool(m["finite"]):
+        where = f"step {last_good}" if last_good is not None else "none"
+        raise NonFiniteLossError(
+            f"loss: non-finite ({float(m['loss'])}) at step {done}; "
+            f"last good checkpoint: {where} in {s.out}"
+        )
+    train_loss = float(m["loss"])
+    record = {
+        "step": done,
+        "split": "train",
+        "loss": train_loss,
+        "z_loss": float(m["z_loss"]),
+        "router_loss": float(m["router_loss"]),
+        "accuracy": float(m["accuracy"]),
+        "lr": lr_at(step, s.opts.learning_rate, s.opts.warmup_steps),
+    }
+    _append_metrics(s.out, record)
+    bar.set_postfix(loss=f"{train_loss:.3f}", acc=f"{record['accuracy']:.3f}")
+    if on_step is not None:
+        on_step(done, record)
+    return train_loss
+
+
+def _run_steps(s: _Session, steps: int, every: tuple[int, int, int], progress: bool, on_step):
+    """Steps ``s.start .. steps`` with logging, evaluations and checkpoints.
+
+    ``every`` is ``(log_every, eval_every, checkpoint_every)``. Returns ``(train_loss,
+    final_eval or None, (time, step) after the first step or None)``.
+    """
+    import jax
+    from tqdm import tqdm
+
+    from lshsim.t5 import sharding
+
+    log_every, eval_every, checkpoint_every = every
+    last_good = s.mngr.latest_step()
+    train_loss, final, t_first = math.nan, None, None
+    bar = tqdm(
+        total=steps,
+        initial=s.start,
+        desc=f"train {s.config.name}",
+        disable=not progress,
+        unit="step",
+        dynamic_ncols=True,
+    )
+    with bar:
+        for step in range(s.start, steps):
+            batch = sharding.shard_batch(s.train_ds.batch(step, s.opts.batch_size), s.mesh)
+            s.state, metrics = s.step_fn(s.state, batch)
+            done = step + 1
+            if t_first is None:
+                jax.block_until_ready(metrics["loss"])
+                t_first = (time.perf_counter(), done)
+            is_ckpt = done % checkpoint_every == 0 or done == steps
+            if done % log_every == 0 or is_ckpt:
+                train_loss = _log_step(s, step, metrics, last_good, bar, on_step)
+            if done % eval_every == 0 or done == steps:
+                final = s.evaluate(done)
+            if is_ckpt:
+                ckpt.save(s.mngr, done, s.state)
+                last_good = done
+            bar.update(1)
+    return train_loss, final, t_first
 
 
 def train(
@@ -157,6 +298,7 @@ def train(
     devices: int | None = None,
     progress: bool = True,
     on_step: Callable[[int, dict], None] | None = None,
+    options: TrainOptions | None = None,
 ) -> dict[str, Any]:
     """Pretrain (or continue pretraining) a T5 with span corruption; return a summary.
 
@@ -181,6 +323,8 @@ def train(
         progress: show a progress bar.
         on_step: called as ``on_step(step, metrics)`` after each logged step (tests use it to
             simulate a kill).
+        options: all the run's options at once, instead of the keywords from ``corpus`` to
+            ``tokenizer`` (its fields that are not ``None`` count as given on resume).
 
     Returns:
         dict with ``step``, ``initial_eval``, ``final_eval``, ``train_loss``, ``out``,
@@ -193,22 +337,6 @@ def train(
             corruption, an existing run without ``resume``, a checkpoint from another config.
         NonFiniteLossError: the loss became NaN or infinite; the last good checkpoint stays.
     """
-    import jax
-    from tqdm import tqdm
-
-    from lshsim.t5 import NonFiniteLossError, sharding
-    from lshsim.t5.steps import (
-        abstract_state,
-        evaluate,
-        init_state,
-        make_eval_step,
-        make_optimizer,
-        make_train_step,
-    )
-    from lshsim.t5.steps import (
-        learning_rate as lr_at,
-    )
-
     config = get_config(config)
     steps = check_int("steps", steps, 1)
     log_every = check_int("log_every", log_every, 1)
@@ -223,126 +351,45 @@ def train(
         "warmup_steps": warmup_steps,
         "tokenizer": tokenizer,
     }
-    has_run = (out / ckpt.RUN_FILE).is_file()
-    if resume:
-        saved_cfg, opts = ckpt.read_run(out)
-        if saved_cfg != config:
-            diff = [k for k, v in config.to_dict().items() if saved_cfg.to_dict().get(k) != v]
-            raise ValueError(
-                f"checkpoint: {out} was trained with config '{saved_cfg.name}', not "
-                f"'{config.name}' (differs in {', '.join(diff)})"
-            )
-        new = _options(config, **given)
-        for k, v in given.items():
-            if v is not None and new[k] != opts.get(k):
-                name = "batch" if k == "batch_size" else k
-                raise ValueError(
-                    f"{name}: the run in {out} used {opts.get(k)!r}; resume with the same value"
-                )
-    else:
-        if has_run:
-            raise ValueError(
-                f"out: {out} already holds a training run; pass --resume to continue it or "
-                "choose another --out"
-            )
-        opts = _options(config, **given)
+    if options is not None:
+        if any(v is not None for v in given.values()):
+            raise ValueError("options: pass either options or the option keywords, not both")
+        given = {k: v for k, v in options.to_dict().items() if v is not None}
+    opts = _run_options(config, out, resume, given)
+    every = (
+        log_every,
+        eval_every or max(1, steps // 4),
+        checkpoint_every or max(1, steps // 4),
+    )
+    return _train(config, opts, out, steps, every, resume, devices, progress, on_step)
+
+
+def _train(config, opts, out, steps, every, resume, devices, progress, on_step) -> dict:
+    """:func:`train` once its options are settled: data, state, the steps, the summary."""
+    import jax
+
+    from lshsim.t5 import sharding
+    from lshsim.t5.steps import make_optimizer
+
     mesh = sharding.make_mesh(devices)
-    sharding.check_batch(opts["batch_size"], mesh)
+    sharding.check_batch(opts.batch_size, mesh)
     tok, train_ds, eval_host = _data(config, opts, out, reuse_tokenizer=resume)
-    opts["target_length"] = train_ds.target_length
+    opts = dataclasses.replace(opts, target_length=train_ds.target_length)
     out.mkdir(parents=True, exist_ok=True)
     if not resume and _primary():
         tok.save(out / ckpt.TOKENIZER_FILE)
-        ckpt.write_run(out, config, opts)
-
-    optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
+        ckpt.write_run(out, config, opts.to_dict())
+    optimizer = make_optimizer(config, opts.learning_rate, opts.warmup_steps)
     with ckpt.manager(out) as mngr:
-        repl = sharding.replicated(mesh)
-        if resume and mngr.latest_step() is not None:
-            state = ckpt.restore(mngr, abstract_state(config, optimizer))
-            start = int(state["step"])
-            if _primary():
-                ckpt.truncate_metrics(out, start)
-        else:
-            state = init_state(config, optimizer, opts["seed"])
-            start = 0
-            if _primary():
-                (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
-        state = sharding.replicate(state, mesh)
-        step_fn = jax.jit(
-            make_train_step(config, optimizer, opts["seed"]),
-            in_shardings=(repl, sharding.batch_sharded(mesh)),
-            out_shardings=(repl, repl),
-            donate_argnums=0,
-        )
-        eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
-        eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
-        eval_every = eval_every or max(1, steps // 4)
-        checkpoint_every = checkpoint_every or max(1, steps // 4)
-
-        def run_eval(step: int) -> dict:
-            ev = evaluate(eval_fn, state["params"], eval_batches)
-            _append_metrics(out, {"step": step, "split": "eval", **ev})
-            return ev
-
-        initial = run_eval(0) if start == 0 else None
-        last_good = mngr.latest_step()
-        finite = True
-        train_loss = math.nan
-        t_first = None
-        bar = tqdm(
-            total=steps,
-            initial=start,
-            desc=f"train {config.name}",
-            disable=not progress,
-            unit="step",
-            dynamic_ncols=True,
-        )
-        final = None
-        with bar:
-            for step in range(start, steps):
-                batch = sharding.shard_batch(train_ds.batch(step, opts["batch_size"]), mesh)
-                state, metrics = step_fn(state, batch)
-                done = step + 1
-                if t_first is None:
-                    jax.block_until_ready(metrics["loss"])
-                    t_first = (time.perf_counter(), done)
-                is_ckpt = done % checkpoint_every == 0 or done == steps
-                if done % log_every == 0 or is_ckpt:
-                    m = jax.device_get(metrics)
-                    finite = finite and bool(m["finite"])
-                    if not finite:
-                        where = f"step {last_good}" if last_good is not None else "none"
-                        raise NonFiniteLossError(
-                            f"loss: non-finite ({float(m['loss'])}) at step {done}; "
-                            f"last good checkpoint: {where} in {out}"
-                        )
-                    train_loss = float(m["loss"])
-                    record = {
-                        "step": done,
-                        "split": "train",
-                        "loss": train_loss,
-                        "z_loss": float(m["z_loss"]),
-                        "router_loss": float(m["router_loss"]),
-                        "accuracy": float(m["accuracy"]),
-                        "lr": lr_at(step, opts["learning_rate"], opts["warmup_steps"]),
-                    }
-                    _append_metrics(out, record)
-                    bar.set_postfix(loss=f"{train_loss:.3f}", acc=f"{record['accuracy']:.3f}")
-                    if on_step is not None:
-                        on_step(done, record)
-                if done % eval_every == 0 or done == steps:
-                    final = run_eval(done)
-                if is_ckpt:
-                    ckpt.save(mngr, done, state)
-                    last_good = done
-                bar.update(1)
-        jax.block_until_ready(state["params"])
+        s = _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host, resume)
+        initial = s.evaluate(0) if s.start == 0 else None
+        train_loss, final, t_first = _run_steps(s, steps, every, progress, on_step)
+        jax.block_until_ready(s.state["params"])
         t_end = time.perf_counter()
         timed_steps = steps - t_first[1] if t_first else 0
-        eps = timed_steps * opts["batch_size"] / (t_end - t_first[0]) if timed_steps else math.nan
+        eps = timed_steps * opts.batch_size / (t_end - t_first[0]) if timed_steps else math.nan
         if final is None:
-            final = run_eval(steps)
+            final = s.evaluate(steps)
         return {
             "step": steps,
             "initial_eval": initial,
@@ -356,6 +403,7 @@ def train(
 def restore_run(out: str | Path, step: int | None = None) -> tuple[T5Config, dict, dict]:
     """``(config, options, state)`` of a recorded run's checkpoint (default: the latest).
 
+    ``options`` is the recorded dict of ``run.json`` (see :meth:`TrainOptions.from_dict`);
     ``state`` holds ``params``, ``opt_state`` and ``step``, restored on the host.
     """
     from lshsim.t5.steps import abstract_state, make_optimizer
@@ -368,16 +416,28 @@ def restore_run(out: str | Path, step: int | None = None) -> tuple[T5Config, dic
     return config, opts, state
 
 
-def held_out_tokenizer(config: T5Config, opts: dict[str, Any], out: Path | None):
+def held_out_tokenizer(
+    config: T5Config, opts: TrainOptions | dict[str, Any], out: Path | None
+) -> tuple[Any, list[str]]:
     """The tokenizer and held-out documents a run (``out``) uses, or would use with ``opts``.
 
     A recorded run's saved tokenizer is reused; otherwise one is trained (and cached) on the
     training split, as :func:`train` does.
+
+    Args:
+        config: the run's config.
+        opts: its options (or their recorded dict, as :func:`restore_run` returns it).
+        out: the run directory, or ``None`` for options of no recorded run.
+
+    Returns:
+        ``(tokenizer, held-out documents)``.
     """
     from lshsim.t5.data.corpus import load_corpus, split_documents
 
-    docs = load_corpus(opts["corpus"])
-    train_docs, eval_docs = split_documents(docs, opts["eval_fraction"], seed=opts["seed"])
+    if isinstance(opts, dict):
+        opts = TrainOptions.from_dict(opts)
+    docs = load_corpus(_corpus(opts))
+    train_docs, eval_docs = split_documents(docs, opts.eval_fraction, seed=opts.seed)
     reuse = out is not None
     tok = _tokenizer(config, opts, Path(out) if reuse else Path("."), train_docs, reuse=reuse)
     return tok, eval_docs
@@ -423,10 +483,11 @@ def evaluate_run(
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, 1)
     out = Path(checkpoint)
-    config, opts, state = restore_run(out, step)
+    config, recorded, state = restore_run(out, step)
+    opts = TrainOptions.from_dict(recorded)
     if examples is None:
-        examples = opts["eval_batches"] * opts["batch_size"]
-    batch = min(batch_size or opts["batch_size"], examples)
+        examples = opts.eval_batches * opts.batch_size
+    batch = min(batch_size or opts.batch_size, examples)
     tok, ds = _held_out(config, opts, out)
     batches = ds.eval_batches(batch, -(-examples // batch))
     eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))

@@ -60,7 +60,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lshsim.t5.configs import T5Config
+from lshsim.t5.configs import LSH_HASH_FAMILIES, T5Config
 
 #: Router initialisation standard deviation (the paper's supplement).
 ROUTER_STD = 0.02
@@ -77,29 +77,29 @@ def lsh_projection(config: T5Config, d: int, stack: int, layer: int) -> np.ndarr
         layer: layer index within the stack.
 
     Returns:
-        float64 ``[k, d]``: SimHash's ``log2(buckets)`` hyperplanes, or cross-polytope's
-        ``buckets/2`` Gaussian rotation rows.
+        float64 ``[k, d]``: the family's :attr:`~lshsim.hashing.HashFamily.matrix`
+        (SimHash's ``log2(buckets)`` hyperplanes, cross-polytope's ``buckets/2`` Gaussian
+        rotation rows).
     """
     from lshsim.hashing import make_family
 
     seed = np.random.SeedSequence([config.lookup_seed, stack, layer])
-    n = config.num_buckets
-    if config.lsh_family == "simhash":
-        return make_family("simhash", n, d, seed=seed).planes
-    return make_family("crosspolytope", n, d, seed=seed, rotation="gaussian").rotation
+    name, params = LSH_HASH_FAMILIES[config.lsh_family]
+    return make_family(name, config.num_buckets, d, seed=seed, **params).matrix
 
 
 def lsh_buckets(x: jax.Array, projection: np.ndarray, family: str) -> jax.Array:
     """Bucket ids ``[N]`` (int32) of rows ``x [N, d]`` under a fixed LSH matrix.
 
-    SimHash: ``sum_j [g_j . x > 0] 2^j``; cross-polytope: ``argmax(concat(y, -y))`` with
-    ``y = A x`` (ties to the lower id), as :mod:`lshsim.hashing` computes them.
+    ``family`` is the config's ``lsh_family``; the ids are its hash family's
+    :meth:`~lshsim.hashing.HashFamily.buckets_from_scores` of ``x A^T``, as
+    :mod:`lshsim.hashing` computes them.
     """
+    from lshsim.hashing import get_family
+
     proj = x.astype(jnp.float32) @ jnp.asarray(projection.T, jnp.float32)
-    if family == "simhash":
-        weights = jnp.asarray(1 << np.arange(projection.shape[0]), jnp.int32)
-        return jnp.sum((proj > 0).astype(jnp.int32) * weights, axis=-1)
-    return jnp.argmax(jnp.concatenate([proj, -proj], axis=-1), axis=-1).astype(jnp.int32)
+    rule = get_family(LSH_HASH_FAMILIES[family][0]).buckets_from_scores
+    return rule(proj, jnp).astype(jnp.int32)
 
 
 def _lecun(in_axis: int, out_axis: int, batch_axis=()):

@@ -56,7 +56,7 @@ import numpy as np
 
 from lshsim import theory
 from lshsim._validate import check_float, check_int
-from lshsim.t5.configs import T5Config
+from lshsim.t5.configs import LSH_HASH_FAMILIES, T5Config
 
 #: overlaps probed by default
 OVERLAPS = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -102,9 +102,8 @@ def theory_family(config: T5Config) -> tuple[str | None, dict]:
     if config.lookup == "softmax":
         return "voronoi", {}
     if config.lookup == "lsh":
-        if config.lsh_family == "simhash":
-            return "simhash", {}
-        return "crosspolytope", {"rotation": "gaussian"}
+        name, params = LSH_HASH_FAMILIES[config.lsh_family]
+        return name, dict(params)
     if config.lookup == "tokenid":
         return None, {}
     raise ValueError(f"lookup: the model has no lookup to probe (lookup {config.lookup!r})")
@@ -226,27 +225,6 @@ def _cosines(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
     return np.clip(num / np.where(den > 0, den, 1.0), -1.0, 1.0)
 
 
-def _family_matrix(family: str, n: int, d: int, seed, params: dict) -> np.ndarray:
-    """The random matrix of one function of ``family`` (rows: centres, planes or rotation)."""
-    from lshsim.hashing import make_family
-
-    fam = make_family(family, n, d, seed=seed, **params)
-    if family == "voronoi":
-        return fam.centres
-    if family == "simhash":
-        return fam.planes
-    return fam.rotation
-
-
-def _hash_scores(family: str, scores: np.ndarray) -> np.ndarray:
-    """Bucket ids from projections ``scores [P, m]``, as :mod:`lshsim.hashing` computes them."""
-    if family == "voronoi":
-        return np.argmax(scores, axis=-1)
-    if family == "simhash":
-        return (scores > 0).astype(np.int64) @ (1 << np.arange(scores.shape[-1], dtype=np.int64))
-    return np.argmax(np.concatenate([scores, -scores], axis=-1), axis=-1)
-
-
 def redrawn_rates(
     family: str, n: int, params: dict, xa: np.ndarray, xb: np.ndarray, draws: int, seed
 ) -> np.ndarray:
@@ -268,19 +246,17 @@ def redrawn_rates(
     Returns:
         ``float64[draws]``: each draw's fraction of pairs in one bucket.
     """
+    from lshsim.hashing import get_family, make_family
+
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     d = xa.shape[-1]
-    mats = [_family_matrix(family, n, d, child, params) for child in seq.spawn(draws)]
+    mats = [make_family(family, n, d, seed=c, **params).matrix for c in seq.spawn(draws)]
     m = mats[0].shape[0]
     stacked = np.concatenate(mats).T.astype(np.float32)  # [d, draws * m]
     sa = (xa.astype(np.float32) @ stacked).reshape(-1, draws, m)
     sb = (xb.astype(np.float32) @ stacked).reshape(-1, draws, m)
-    return np.array(
-        [
-            np.mean(_hash_scores(family, sa[:, r]) == _hash_scores(family, sb[:, r]))
-            for r in range(draws)
-        ]
-    )
+    rule = get_family(family).buckets_from_scores
+    return np.array([np.mean(rule(sa[:, r]) == rule(sb[:, r])) for r in range(draws)])
 
 
 def layer_stats(
@@ -537,13 +513,14 @@ def sentence_source(
         run: a run directory (its tokenizer and held-out split), or ``None``.
     """
     from lshsim.t5 import checkpoint as ckpt
-    from lshsim.t5.loop import _options, held_out_tokenizer
+    from lshsim.t5.loop import held_out_tokenizer
+    from lshsim.t5.options import TrainOptions
 
     length = check_int("length", length, 2)
     if run is not None:
-        _, opts = ckpt.read_run(run)
+        opts = TrainOptions.from_dict(ckpt.read_run(run)[1])
     else:
-        opts = _options(config, corpus=corpus, seed=seed)
+        opts = TrainOptions.from_config(config, corpus=corpus, seed=seed)
     tok, eval_docs = held_out_tokenizer(config, opts, run)
     return held_out_rows(eval_docs, tok, length), ordinary_ids(tok)
 

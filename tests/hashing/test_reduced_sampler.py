@@ -2,7 +2,7 @@
 
 ``Voronoi.sample_reduced`` / ``CrossPolytope.sample_reduced`` (Gaussian rotation) sample the
 collision indicator of ``n`` (resp. ``n/2``) i.i.d. bivariate-normal pairs lazily (see
-``lshsim.hashing.spherical._lazy_sample``): exact in distribution, not stream-identical to
+``lshsim.hashing.reduced._lazy_sample``): exact in distribution, not stream-identical to
 drawing every pair. So the checks here are statistical: collision rates against the exact
 probabilities of :mod:`lshsim.theory` and against the brute-force sampler, with tolerances
 from the binomial standard deviation at fixed seeds, plus the exact pieces (the inverse CDF,
@@ -21,7 +21,7 @@ from scipy import special, stats
 
 from lshsim import theory
 from lshsim.estimate import estimate_collision
-from lshsim.hashing import spherical
+from lshsim.hashing import reduced
 from lshsim.hashing.spherical import (
     LAZY_MIN_COLS,
     CrossPolytope,
@@ -208,7 +208,7 @@ def test_deterministic_and_independent_of_the_buffer(signed, monkeypatch):
     assert not np.array_equal(first[0], other[0])
     # a tiny first buffer: trials run out of uniforms and restart on refilled buffers,
     # consuming the generator's stream in the same order, so nothing changes
-    monkeypatch.setattr(spherical, "LAZY_UNIFORMS_PER_TRIAL", 0)
+    monkeypatch.setattr(reduced, "LAZY_UNIFORMS_PER_TRIAL", 0)
     small = _lazy_sample(4096, cos, np.random.default_rng(9), signed)
     assert np.array_equal(first[0], small[0]) and np.array_equal(first[1], small[1])
 

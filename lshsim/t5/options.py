@@ -1,0 +1,112 @@
+"""The training options of a run: typed, validated, and recorded in ``run.json``.
+
+:class:`TrainOptions` is what :func:`lshsim.t5.loop.train` reads; its :meth:`~TrainOptions.to_dict`
+is the ``train`` entry of a run directory's ``run.json`` (see :mod:`lshsim.t5.checkpoint`), and
+:meth:`~TrainOptions.from_dict` reads it back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any
+
+from lshsim._validate import check_float, check_int
+from lshsim.t5.configs import T5Config
+
+#: Number of held-out batches evaluated (fixed, so every evaluation sees the same tokens).
+EVAL_BATCHES = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainOptions:
+    """Options of a training run (the data, the schedule, the seed), validated.
+
+    Build it with :meth:`from_config`, which takes the config's defaults for the fields the
+    config sets and validates every value.
+
+    Attributes:
+        batch_size: examples per step (default: the config's).
+        input_length: encoder tokens per example after span corruption (the config's).
+        warmup_steps: constant-rate steps of the rsqrt schedule (the config's).
+        corpus: absolute paths of text / JSON-lines files or directories; ``None``: the
+            embedded corpus.
+        target_length: decoder tokens; ``None`` until the training set fixes it.
+        noise_density: fraction of tokens corrupted.
+        mean_span: mean corrupted span length.
+        seed: seeds parameters, data order, noise masks and dropout (``[0, 2^32)``).
+        eval_fraction: fraction of the documents held out.
+        eval_batches: held-out batches per evaluation.
+        learning_rate: base of the rsqrt schedule (T5: 1.0).
+        tokenizer: absolute path of a SentencePiece ``.model``, or ``None`` (train one).
+    """
+
+    batch_size: int
+    input_length: int
+    warmup_steps: int
+    corpus: tuple[str, ...] | None = None
+    target_length: int | None = None
+    noise_density: float = 0.15
+    mean_span: float = 3.0
+    seed: int = 0
+    eval_fraction: float = 0.05
+    eval_batches: int = EVAL_BATCHES
+    learning_rate: float = 1.0
+    tokenizer: str | None = None
+
+    @classmethod
+    def from_config(cls, config: T5Config, **given: Any) -> TrainOptions:
+        """Options with defaults from ``config`` and the class; ``None`` values mean default.
+
+        Raises:
+            ValueError: one line naming the first invalid option.
+        """
+        unknown = set(given) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"options: unknown training option(s) {', '.join(sorted(unknown))}")
+        kw = {
+            "batch_size": config.batch_size,
+            "input_length": config.input_length,
+            "warmup_steps": config.warmup_steps,
+        }
+        kw.update({k: v for k, v in given.items() if v is not None})
+        kw["batch_size"] = check_int("batch", kw["batch_size"], 1)
+        kw["input_length"] = check_int("input_length", kw["input_length"], 2)
+        if kw.get("target_length") is not None:
+            kw["target_length"] = check_int("target_length", kw["target_length"], 2)
+        kw["seed"] = check_int("seed", kw.get("seed", 0), 0, 2**32 - 1)
+        kw["eval_batches"] = check_int("eval_batches", kw.get("eval_batches", EVAL_BATCHES), 1)
+        kw["warmup_steps"] = check_int("warmup_steps", kw["warmup_steps"], 1)
+        kw["learning_rate"] = check_float(
+            "learning_rate", kw.get("learning_rate", 1.0), 0.0, math.inf, lo_open=True
+        )
+        if kw.get("corpus") is not None:
+            kw["corpus"] = tuple(str(Path(p).absolute()) for p in kw["corpus"]) or None
+        if kw.get("tokenizer") is not None:
+            kw["tokenizer"] = str(Path(kw["tokenizer"]).absolute())
+        return cls(**kw)
+
+    @classmethod
+    def from_dict(cls, recorded: dict[str, Any]) -> TrainOptions:
+        """The options recorded in a run's ``run.json`` (its ``train`` entry), as they are."""
+        kw = {f.name: recorded[f.name] for f in dataclasses.fields(cls) if f.name in recorded}
+        if kw.get("corpus") is not None:
+            kw["corpus"] = tuple(kw["corpus"])
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form recorded in ``run.json`` (``corpus`` a list)."""
+        d = dataclasses.asdict(self)
+        if d["corpus"] is not None:
+            d["corpus"] = list(d["corpus"])
+        return d
+
+    def span_options(self) -> dict[str, Any]:
+        """The span-corruption keywords of :func:`lshsim.t5.data.spans.build_dataset`."""
+        return {
+            "input_length": self.input_length,
+            "target_length": self.target_length,
+            "noise_density": self.noise_density,
+            "mean_span": self.mean_span,
+        }
