@@ -18,7 +18,7 @@ Modes:
         voronoi's ``n`` and the Gaussian cross-polytope's ``n/2`` pairs, from
         ``LAZY_MIN_COLS`` columns on, only the winner of one side by inversion and the few
         pairs that can beat it: exact in distribution, a few dozen draws per trial instead of
-        ``n``; see :func:`lshsim.hashing.spherical._lazy_sample`).
+        ``n``; see :func:`lshsim.hashing.reduced._lazy_sample`).
 
 What one trial is:
     * vector families and minhash: one pair; success = the two sentences (vectors, token sets)

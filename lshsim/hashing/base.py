@@ -193,7 +193,7 @@ def tiled_argmax(x: np.ndarray, g: np.ndarray, signed_half: int = 0) -> np.ndarr
     The ``m x rows(g)`` score matrix is never materialised: every score tile is written by
     BLAS into one buffer of at most ``TILE_ENTRIES`` entries, allocated once per call, so the
     extra memory is that buffer plus O(m) (measured with ``tracemalloc`` in
-    ``experiments/peers_hashing.py``). Reusing the buffer, rather than allocating a fresh
+    ``lshsim/bench/hashing.py``). Reusing the buffer, rather than allocating a fresh
     tile per GEMM, saves the page faults and zeroing of a new tile each time and keeps the
     tile warm in cache for the argmax that reads it back.
 
