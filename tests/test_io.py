@@ -53,7 +53,7 @@ def test_check_output_dir_refuses_a_read_only_folder(tmp_path):
 
 
 def test_check_output_dir_refuses_when_access_is_denied(tmp_path, monkeypatch):
-    """What the OS denies (as for a non-root user on a read-only folder) is refused, even as root."""
+    """What the OS denies (a read-only folder for a non-root user) is refused, even as root."""
     monkeypatch.setattr(os, "access", lambda path, mode: False)
     with pytest.raises(ValueError, match=r"^--out: .* is not writable"):
         check_output_dir(tmp_path / "out")
