@@ -57,3 +57,73 @@ def test_check_output_dir_refuses_when_access_is_denied(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "access", lambda path, mode: False)
     with pytest.raises(ValueError, match=r"^--out: .* is not writable"):
         check_output_dir(tmp_path / "out")
+
+
+@pytest.fixture
+def umask_022():
+    """Run the test under umask 022 (the usual default), restoring the caller's umask."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _mode(path):
+    return path.stat().st_mode & 0o777
+
+
+def test_write_atomic_gives_the_mode_open_gives(tmp_path, umask_022):
+    """Under umask 022 a new file is 0644, like a plain open(); not mkstemp's 0600."""
+    write_atomic(tmp_path / "a.json", "{}")
+    (tmp_path / "b.json").write_text("{}")
+    assert _mode(tmp_path / "a.json") == _mode(tmp_path / "b.json") == 0o644
+
+
+def test_write_atomic_follows_the_umask(tmp_path):
+    """A stricter umask gives a stricter mode (077: 0600), as open() would."""
+    old = os.umask(0o077)
+    try:
+        write_atomic(tmp_path / "a", "x")
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "a") == 0o600
+
+
+def test_write_atomic_keeps_a_replaced_files_mode(tmp_path, umask_022):
+    """Replacing a file keeps its permission bits, as writing it with open() does."""
+    path = tmp_path / "a"
+    path.write_text("old")
+    path.chmod(0o640)
+    write_atomic(path, "new")
+    assert path.read_text() == "new" and _mode(path) == 0o640
+
+
+def test_write_atomic_failure_leaves_nothing(tmp_path, monkeypatch):
+    """A failing write removes its temporary file and leaves the target untouched."""
+    path = tmp_path / "a"
+    path.write_text("old")
+
+    def fail(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        write_atomic(path, "new")
+    assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+
+
+def test_save_figure_files_are_0644(tmp_path, umask_022):
+    """Every figure format save_figure writes is 0644 under umask 022."""
+    import matplotlib.pyplot as plt
+
+    from lshsim.plots import save_figure
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    try:
+        paths = save_figure(fig, tmp_path / "fig")
+    finally:
+        plt.close(fig)
+    assert [p.name for p in paths] == ["fig.png", "fig.svg"]
+    assert {_mode(p) for p in paths} == {0o644}
