@@ -32,6 +32,19 @@ def _claims_table(verdicts: Sequence[Any]) -> list[str]:
     return lines
 
 
+def _run_lines(run_info: Mapping[str, Any]) -> list[str]:
+    """The versions a run used and how to check its files, from its manifest header."""
+    versions = ", ".join(f"{k} {v}" for k, v in run_info.get("versions", {}).items())
+    return [
+        f"Versions: {versions}.",
+        "",
+        "Files: `manifest.json` lists every file of this run with its SHA-256, written last; "
+        "`lshsim reproduce --verify DIR` says whether the folder still holds exactly this run "
+        "(no manifest, or one marked incomplete, means the run did not finish).",
+        "",
+    ]
+
+
 def report(
     verdicts: Sequence[Any],
     figures: Sequence[str],
@@ -40,6 +53,7 @@ def report(
     seconds: float,
     data: Mapping[str, dict],
     studies: Mapping[str, Study],
+    run_info: Mapping[str, Any] | None = None,
 ) -> str:
     """The text of ``REPORT.md``.
 
@@ -52,10 +66,15 @@ def report(
         data: each study's data, by name.
         studies: the registry; a study's ``section`` (if any) adds a section from its data,
             and its ``caption`` goes under its figure.
+        run_info: the run's manifest header (:func:`lshsim.studies.manifest.header`): its
+            seed and profile head the report, with the versions the run used and a pointer
+            to ``manifest.json`` (None: ``seed`` and ``profile`` alone).
 
     Returns:
         The Markdown text.
     """
+    if run_info is not None:
+        profile, seed = run_info["profile"], run_info["seed"]
     lines = [
         "# lshsim reproduce: report",
         "",
@@ -63,6 +82,8 @@ def report(
         f"(lshsim {__version__}), {sum(v.holds for v in verdicts)}/{len(verdicts)} claims hold.",
         "",
     ]
+    if run_info is not None:
+        lines += _run_lines(run_info)
     lines += _claims_table(verdicts)
     for name, study in studies.items():
         if study.section is not None and data.get(name):

@@ -5,7 +5,10 @@ Each study of :data:`~lshsim.studies.STUDIES` returns plain data (the schemas of
 figures are drawn from those files, the claims of Theorem 1 are evaluated
 (:mod:`lshsim.theorems.claims`), and ``REPORT.md`` (:mod:`lshsim.studies.report`) plus
 ``results.json`` summarise the run. Every file is written to a temporary name and renamed, so
-an interrupted run never leaves a complete-looking file behind. Same seed, same numbers.
+an interrupted run never leaves a complete-looking file behind. The run manifest
+(:mod:`lshsim.studies.manifest`) is marked incomplete before the first file and written last,
+with every file's SHA-256, so a folder whose run was interrupted (or whose files were changed
+or mixed with another run's) says so: ``lshsim reproduce --verify DIR``. Same seed, same numbers.
 """
 
 from __future__ import annotations
@@ -19,15 +22,17 @@ from typing import Any
 
 from lshsim import __version__
 from lshsim._io import write_atomic
-from lshsim.studies import STUDIES
+from lshsim.studies import STUDIES, manifest
 from lshsim.studies.base import Study
 from lshsim.studies.report import report
 
-__all__ = ["DEFAULT", "QUICK", "STUDIES", "run", "run_config", "write_study"]
+__all__ = ["DEFAULT", "QUICK", "STUDIES", "WRITER", "owned", "run", "run_config", "write_study"]
 
 #: The run profiles: the committed run and the smoke run (``--quick``).
 DEFAULT = "default"
 QUICK = "quick"
+#: The writer named in the run manifest.
+WRITER = "lshsim reproduce"
 
 
 def run_config(profile: str, studies: Iterable[Study] | None = None) -> dict[str, Any]:
@@ -58,18 +63,39 @@ def write_study(out: Path | str, name: str, config: dict, seed: int, data: dict)
     return path
 
 
-def _draw(out: Path, progress: Callable[[str], None] | None) -> list[str]:
-    """Draw every study's figure from its JSON file; return the names drawn."""
+def owned() -> list[str]:
+    """Every file name a run may write (besides the manifest): one per study and format."""
+    names = [f"{name}.{ext}" for name in STUDIES for ext in ("json", "png", "svg")]
+    return [*names, "results.json", "REPORT.md"]
+
+
+def _draw(out: Path, progress: Callable[[str], None] | None) -> tuple[list[str], list[Path]]:
+    """Draw every study's figure from its JSON file; return the names drawn and files written."""
     from lshsim.plots import save_figure
 
-    drawn = []
+    drawn, files = [], []
     for name, study in STUDIES.items():
         if progress:
             progress(f"figure {name}")
         data = json.loads((out / f"{name}.json").read_text())["data"]
-        save_figure(study.figure(data), out / name)
+        files += save_figure(study.figure(data), out / name)
         drawn.append(name)
-    return drawn
+    return drawn, files
+
+
+def _compute(
+    out: Path, profile: str, config: dict, seed: int, progress: Callable[[str], None] | None
+) -> tuple[dict, dict, list[Path]]:
+    """Run every study, writing its JSON; return the data and seconds by name, and the files."""
+    data, timing, files = {}, {}, []
+    for name, study in STUDIES.items():
+        if progress:
+            progress(name)
+        t0 = time.perf_counter()
+        data[name] = study(profile, seed)
+        timing[name] = time.perf_counter() - t0
+        files.append(write_study(out, name, config, seed, data[name]))
+    return data, timing, files
 
 
 def run(
@@ -81,6 +107,10 @@ def run(
     figures: bool = True,
 ) -> dict:
     """Run every study, draw the figures, check the claims; return the results dict.
+
+    Before the first study the folder's manifest is replaced by one marked incomplete; the
+    complete manifest (:mod:`lshsim.studies.manifest`: seed, profile, config, versions, each
+    file's size and SHA-256) is written last.
 
     Args:
         out: output folder (created).
@@ -99,17 +129,11 @@ def run(
     profile = QUICK if quick else DEFAULT
     start = time.perf_counter()
     config = run_config(profile)
-    results = {"lshsim": __version__, "config": config, "seed": seed, "studies": {}}
-    timing = {}
-    for name, study in STUDIES.items():
-        if progress:
-            progress(name)
-        t0 = time.perf_counter()
-        data = study(profile, seed)
-        timing[name] = time.perf_counter() - t0
-        results["studies"][name] = data
-        write_study(out, name, config, seed, data)
-    drawn = _draw(out, progress) if figures else []
+    head = manifest.header(WRITER, seed=seed, profile=profile, config=config)
+    manifest.start(out, head)
+    data, timing, files = _compute(out, profile, config, seed, progress)
+    results = {"lshsim": __version__, "config": config, "seed": seed, "studies": data}
+    drawn, figure_files = _draw(out, progress) if figures else ([], [])
     if progress:
         progress("claims")
     t0 = time.perf_counter()
@@ -119,9 +143,12 @@ def run(
     for c in results["claims"]:
         c.pop("seconds", None)  # timings stay out of the numbers
     results["holds"] = all(v.holds for v in verdicts)
+    head["versions"] = manifest.versions()  # now that every study's packages are imported
     seconds = time.perf_counter() - start
     write_atomic(out / "results.json", json.dumps(results, indent=1))
-    text = report(verdicts, drawn, profile, seed, seconds, results["studies"], STUDIES)
+    text = report(verdicts, drawn, profile, seed, seconds, data, STUDIES, run_info=head)
     write_atomic(out / "REPORT.md", text)
+    files += [*figure_files, out / "results.json", out / "REPORT.md"]
+    manifest.finish(out, head, files, owned())
     results["timing"] = timing
     return results

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+
+import pytest
 
 from lshsim.cli import main
 from lshsim.studies import reproduce
@@ -12,8 +15,13 @@ from lshsim.theorems.claims import CLAIMS
 def test_quick_reproduce_writes_figures_report_and_results(tmp_path, capsys):
     """`reproduce --quick --out DIR` exits 0 and writes PNG+SVG per figure, one JSON per study
     (with config and seed), results.json (claims all holding) and REPORT.md (claims table and
-    figure list); no temporary files are left behind."""
-    rc = main(["reproduce", "--quick", "--out", str(tmp_path), "--seed", "3"])
+    figure list); no temporary files are left behind. Last comes manifest.json, listing every
+    file; --verify finds the folder complete. Under umask 022 every file is 0644."""
+    old = os.umask(0o022)
+    try:
+        rc = main(["reproduce", "--quick", "--out", str(tmp_path), "--seed", "3"])
+    finally:
+        os.umask(old)
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "14/14 claims hold" in out
@@ -31,6 +39,14 @@ def test_quick_reproduce_writes_figures_report_and_results(tmp_path, capsys):
     for name in reproduce.STUDIES:
         assert f"![{name}]({name}.png)" in report
     assert not list(tmp_path.glob(".*tmp"))
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert {p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {0o644}
+    doc = json.loads((tmp_path / "manifest.json").read_text())
+    assert doc["complete"] and (doc["seed"], doc["profile"]) == (3, "quick")
+    assert sorted([e["path"] for e in doc["files"]] + ["manifest.json"]) == files
+    assert main(["reproduce", "--verify", str(tmp_path)]) == 0
+    n = len(files) - 1
+    assert capsys.readouterr().out == f"{tmp_path}: complete (seed 3, quick, {n} files)\n"
 
 
 def test_same_seed_same_numbers():
@@ -50,6 +66,38 @@ def test_reproduce_bad_seed_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("lshsim: error: seed") and err.count("\n") == 1
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    "where, message",
+    [
+        ("f", "--out: {f} is an existing file, not a folder"),
+        ("f/a/b", "--out: {f}/a/b lies under {f}, which is a file"),
+        ("ro/out", "--out: {ro} is not writable"),
+    ],
+)
+def test_reproduce_bad_out_is_one_line_exit_2_before_any_work(
+    tmp_path, capsys, monkeypatch, where, message
+):
+    """--out an existing file, a path under a file or in a folder the OS denies: one line
+    naming --out, exit 2, at once (no study runs) and nothing created."""
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("reproduce.run was called")
+
+    monkeypatch.setattr(reproduce, "run", no_run)
+    (tmp_path / "f").write_text("")
+    (tmp_path / "ro").mkdir()
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: str(p) != str(tmp_path / "ro") and real_access(p, mode)
+    )
+    rc = main(["reproduce", "--quick", "--out", str(tmp_path / where)])
+    cap = capsys.readouterr()
+    expected = message.format(f=tmp_path / "f", ro=tmp_path / "ro")
+    assert rc == 2 and cap.out == "" and cap.err == f"lshsim: error: {expected}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f", "ro"]
+    assert not list((tmp_path / "ro").iterdir()) and (tmp_path / "f").read_text() == ""
 
 
 def test_experiment_scripts_run_then_plot(tmp_path):
