@@ -13,6 +13,8 @@ import numpy as np
 
 #: Largest bucket count: bucket ids are int64 in ``[0, n)``.
 MAX_BUCKETS = 2**62
+#: Types that ``float()`` or NumPy would turn into numbers but that are not numbers here.
+NOT_NUMBERS = (str, bytes, bytearray, bool, np.bool_)
 
 
 def check_int(name: str, value, lo: int, hi: int | None = None) -> int:
@@ -37,7 +39,13 @@ def _fmt(v: int) -> str:
 def check_float(
     name: str, value, lo: float, hi: float, *, lo_open: bool = False, hi_open: bool = False
 ) -> float:
-    """Return ``value`` as a finite ``float`` in the interval, else raise ``ValueError``."""
+    """Return ``value`` as a finite ``float`` in the interval, else raise ``ValueError``.
+
+    Only numbers are numbers: a ``str``/``bytes`` (``"0.5"``) or a ``bool`` is refused, as
+    :func:`check_int` refuses them, even where ``float()`` would convert it.
+    """
+    if isinstance(value, NOT_NUMBERS):
+        raise ValueError(f"{name} must be a number, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -52,6 +60,18 @@ def check_float(
         right = ")" if hi_open else "]"
         raise ValueError(f"{name} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}")
     return x
+
+
+def as_floats(name: str, values) -> np.ndarray:
+    """Validate an array of numbers (any shape) and return it as float64.
+
+    Unlike ``np.asarray(values, dtype=float)``, strings (``["0.5"]``), bytes, booleans and
+    objects are refused with a one-line ``ValueError`` naming ``name``.
+    """
+    x = np.asarray(values)
+    if x.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be numbers, got an array of dtype {x.dtype}")
+    return x.astype(np.float64, copy=False)
 
 
 def check_buckets(n, *, power_of_two: bool = False, even: bool = False, family: str = "") -> int:

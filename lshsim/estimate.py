@@ -4,7 +4,8 @@ The probability is over the family: every trial draws a fresh hash function (and
 input pair), so the estimate targets ``P_{h ~ H}[h(x) = h(y)]`` averaged over the input model.
 
 Seeding: the ``samples`` trials are cut into blocks of :data:`BLOCK` trials; block ``i`` uses
-the generator of child ``i`` of ``SeedSequence(seed)``. A block's result depends only on its
+the generator of child ``i`` of ``SeedSequence(seed)`` (made when the block starts, see
+:func:`block_seed`: memory does not grow with ``samples``). A block's result depends only on its
 child seed, never on thread counts or scheduling, so the same seed gives the same numbers.
 
 Modes:
@@ -33,7 +34,7 @@ import functools
 import math
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 
 import numba
@@ -79,6 +80,7 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     """
     trials = check_int("trials", trials, 1)
     successes = check_int("successes", successes, 0, trials)
+    z = check_float("z", z, 0.0, math.inf, lo_open=True, hi_open=True)
     p = successes / trials
     z2 = z * z
     denom = 1.0 + z2 / trials
@@ -170,10 +172,16 @@ def estimate_collision(
         chunk=chunk,
         job=(cls, n, mode, overlap, cosine, dim, length, vocab, params),
     )
-    blocks = np.random.SeedSequence(seed).spawn(math.ceil(samples / BLOCK))
+    blocks = math.ceil(samples / BLOCK)
     start = time.perf_counter()
     successes, trials = _run_blocks(
-        run_block, blocks, samples, threads, progress, f"{family} n={n}"
+        run_block,
+        np.random.SeedSequence(seed),
+        blocks,
+        samples,
+        threads,
+        progress,
+        f"{family} n={n}",
     )
     seconds = time.perf_counter() - start
     lo, hi = wilson_interval(successes, trials)
@@ -267,9 +275,27 @@ def _run_block(i: int, child, *, samples: int, chunk: int, job: tuple) -> tuple[
     return hits, tries, count
 
 
-def _run_blocks(run_block, blocks, samples, threads, progress, desc) -> tuple[int, int]:
-    """Run every block on up to ``threads`` threads; return the summed ``(successes, trials)``."""
+def block_seed(root: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
+    """Block ``i``'s seed: child ``i`` of ``root``, built on demand (nothing spawned up front).
+
+    Equal to ``root.spawn(i + 1)[i]`` for a fresh ``root`` (NumPy's children are
+    ``SeedSequence(entropy, spawn_key=root.spawn_key + (i,), pool_size=root.pool_size)``), so
+    the numbers are those of spawning every block at once, without its memory (432 bytes a
+    block: 10^6 blocks cost 432 MB).
+    """
+    return np.random.SeedSequence(
+        root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size
+    )
+
+
+def _run_blocks(run_block, root, blocks, samples, threads, progress, desc) -> tuple[int, int]:
+    """Run ``blocks`` blocks on up to ``threads`` threads; return the summed counts.
+
+    Blocks are submitted as workers free up (at most ``2 * threads`` queued), and each block's
+    seed is made when it is submitted, so memory stays flat however many blocks there are.
+    """
     successes = trials = 0
+    workers = min(threads, blocks)
     with tqdm(
         total=samples,
         disable=not progress,
@@ -280,16 +306,22 @@ def _run_blocks(run_block, blocks, samples, threads, progress, desc) -> tuple[in
         leave=False,
     ) as bar:
         # blocks are independent (own seed): run them on any number of threads, sum the counts
-        with ThreadPoolExecutor(max_workers=min(threads, len(blocks))) as pool:
-            futures = [pool.submit(run_block, i, child) for i, child in enumerate(blocks)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending: set = set()
+            nxt = 0
             try:
-                for future in as_completed(futures):
-                    hits, tries, count = future.result()
-                    successes += hits
-                    trials += tries
-                    bar.update(count)
+                while pending or nxt < blocks:
+                    while nxt < blocks and len(pending) < 2 * workers:
+                        pending.add(pool.submit(run_block, nxt, block_seed(root, nxt)))
+                        nxt += 1
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        hits, tries, count = future.result()
+                        successes += hits
+                        trials += tries
+                        bar.update(count)
             except BaseException:
-                for f in futures:
+                for f in pending:
                     f.cancel()
                 raise
     return successes, trials

@@ -43,6 +43,7 @@ def shared_tokens(overlap: float, length: int) -> int:
 
 def unit_vectors(shape: tuple[int, ...], dim: int, rng: np.random.Generator) -> np.ndarray:
     """I.i.d. uniform unit vectors in ``R^dim``: float64 array of shape ``shape + (dim,)``."""
+    dim = check_int("dim (d)", dim, 1)
     while True:
         z = rng.standard_normal((*shape, dim))
         norms = np.linalg.norm(z, axis=-1, keepdims=True)

@@ -130,6 +130,35 @@ def test_same_seed_same_numbers_and_prefix_stability():
     assert d.successes != a.successes
 
 
+@pytest.mark.parametrize(
+    "root", [np.random.SeedSequence(9), np.random.SeedSequence(3, spawn_key=(2,))]
+)
+def test_lazy_block_seeds_are_the_spawned_children(root):
+    """``block_seed(root, i)`` is child ``i`` of ``root.spawn``: the numbers are unchanged."""
+    eager = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key).spawn(40)
+    for i in (0, 1, 7, 39):
+        lazy = estimate.block_seed(root, i)
+        assert lazy.spawn_key == eager[i].spawn_key
+        assert (lazy.generate_state(8) == eager[i].generate_state(8)).all()
+    assert root.n_children_spawned == 0  # nothing spawned from the caller's root
+
+
+def test_estimate_is_the_sum_over_eagerly_spawned_blocks():
+    """An estimate equals its blocks run one by one on ``SeedSequence(seed).spawn(blocks)``."""
+    samples, seed = 3 * BLOCK + 5, 11
+    e = estimate_collision(
+        "voronoi", 64, cosine=0.8, samples=samples, seed=seed, mode="reduced", threads=2
+    )
+    cls = estimate.get_family("voronoi")
+    job = (cls, 64, "reduced", None, 0.8, 64, 32, 32128, {})
+    children = np.random.SeedSequence(seed).spawn(4)
+    hits = sum(
+        estimate._run_block(i, c, samples=samples, chunk=BLOCK, job=job)[0]
+        for i, c in enumerate(children)
+    )
+    assert e.successes == hits
+
+
 _THREADS_SCRIPT = """
 from lshsim.estimate import estimate_collision
 for fam, kw in [("simhash", {}), ("voronoi", {}), ("crosspolytope", {"rotation": "hadamard"}),

@@ -20,8 +20,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from lshsim._validate import check_int
+from lshsim.t5.budget import check_lengths
 from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.data.spans import compute_input_and_target_lengths
+
+__all__ = ["check_lengths", "comparison", "comparison_configs", "flops_per_token"]
 
 
 def _flops(compiled) -> float:
@@ -42,7 +46,7 @@ def flops_per_token(
 
     Args:
         config: a config or its name.
-        input_length: encoder tokens (default: the config's).
+        input_length: encoder tokens (default: the config's); see :func:`check_lengths`.
         target_length: decoder tokens (default: what span corruption needs).
         batch_size: examples in the priced batch (FLOPs per token barely depend on it).
 
@@ -55,6 +59,8 @@ def flops_per_token(
     from lshsim.t5.steps import make_objective
 
     cfg = get_config(config)
+    input_length, target_length = check_lengths(input_length, target_length)
+    batch_size = check_int("batch_size", batch_size, 1)
     length = input_length or cfg.input_length
     targets = target_length or compute_input_and_target_lengths(length)[1]
     tokens = batch_size * (length + targets)

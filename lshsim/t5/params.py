@@ -38,7 +38,18 @@ def _kind(path: tuple[str, ...]) -> str:
 
 
 def count_params(config: T5Config | str) -> dict[str, int]:
-    """``{"embedding", "non_embedding", "expert", "total"}`` parameter counts of ``config``."""
+    """``{"embedding", "non_embedding", "expert", "total"}`` parameter counts of ``config``.
+
+    A config whose parameters (or whose AltUp trace, ``K^2`` per layer) this machine could
+    not hold is refused first, from the closed form :func:`lshsim.t5.budget.param_count`,
+    naming the flag that makes it so (``--K``): tracing it would only hang.
+
+    Raises:
+        ValueError: the config cannot fit this machine's memory (one line).
+    """
+    from lshsim.t5.budget import check_params_fit
+
+    check_params_fit(config)
     tree = abstract_params(config)
     counts = {"embedding": 0, "non_embedding": 0, "expert": 0}
     for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
