@@ -72,6 +72,11 @@ CASES = [
     ("params --config tiny --lookup lsh --router-z-loss 1", "--router-z-loss has no effect"),
     ("probe --config tiny --lookup lsh --router-balance-loss 1", "--router-balance-loss has no"),
     ("cost --config tiny --compare --K 2", "--K has no effect without --memory"),
+    ("simulate --family voronoi --buckets 16 --cosine 0.5 --length 8", "--length has no effect"),
+    ("simulate --family voronoi --buckets 16 --cosine 0.5 --vocab 500", "--vocab has no effect"),
+    ("theory --family voronoi --buckets 16 --cosine 0.5 --dim 8", "--dim has no effect with"),
+    ("theory --family voronoi --buckets 16 --cosine 0.5 --cosines 64", "--cosines has no effect"),
+    ("theory --family voronoi --buckets 16 --cosine 0.5 --seed 1", "--seed has no effect with"),
 ]
 
 
