@@ -6,6 +6,10 @@ Where each command lives:
 - ``errors``: the one error handler (``run_command``): usage errors (bad values, impossible
   combinations) print one line ``lshsim: error: ...`` on stderr and exit with status 2,
   without a traceback;
+- ``environment``: the environment variables read at import (``NUMBA_NUM_THREADS``), checked
+  before the parser's command modules import Numba (``import lshsim.cli`` does not);
+- ``checks``: the numeric options' ranges and the options that have no effect, checked with
+  the CLI's spelling before any work;
 - ``simulate``: ``simulate`` and ``theory`` (estimated and exact collision probabilities);
 - ``check``: ``check`` (Theorem 1's claims); ``reproduce``: ``reproduce`` (every study);
 - ``families``: ``families`` (the hash family registry);
@@ -17,6 +21,9 @@ Where each command lives:
 
 from __future__ import annotations
 
+import sys
+
+from lshsim.cli.environment import check_environment
 from lshsim.cli.errors import run_command
 from lshsim.cli.parser import build_parser
 
@@ -32,5 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit status (argparse's own usage errors and ``--help`` raise ``SystemExit``).
     """
+    try:
+        check_environment()  # before build_parser() imports Numba, which reads it at import
+    except ValueError as exc:
+        print(f"lshsim: error: {exc}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     return run_command(args)

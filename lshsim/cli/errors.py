@@ -11,7 +11,6 @@ import argparse
 import sys
 
 from lshsim.t5 import NonFiniteLossError
-from lshsim.theory import QuadratureError
 
 #: Optional top-level modules and the extra that installs them.
 OPTIONAL = {m: "jax" for m in ("jax", "jaxlib", "flax", "optax", "orbax", "sentencepiece")} | {
@@ -32,6 +31,8 @@ def run_command(args: argparse.Namespace) -> int:
     Raises:
         ModuleNotFoundError: a module that no extra provides is missing (a real bug).
     """
+    from lshsim.theory import QuadratureError  # imports Numba: not at ``import lshsim.cli``
+
     try:
         return args.func(args)
     except ValueError as exc:

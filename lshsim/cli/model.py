@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import json
 
+from lshsim.cli.checks import COST_RANGES, check_ranges
 from lshsim.cli.model_flags import (
     MEMORY_FIELDS,
     MEMORY_HELP,
@@ -101,9 +102,10 @@ def run_params(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
+    cfg = config_from_args(args)  # checks the options' ranges and combination first
+
     from lshsim.t5.params import count_params
 
-    cfg = config_from_args(args)
     counts = count_params(cfg)
     row = {"config": cfg.name, **_memory_summary(cfg), **counts}
     ref = _table3_reference(cfg)
@@ -133,9 +135,11 @@ def run_cost(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
+    check_ranges(args, COST_RANGES)
+    cfg = config_from_args(args)  # checks the options' ranges and combination first
+
     from lshsim.t5.cost import comparison, flops_per_token
 
-    cfg = config_from_args(args)
     kw = {"input_length": args.input_length, "target_length": args.target_length}
     if args.compare:
         if cfg.memory != "none" or cfg.lookup != "none":

@@ -23,7 +23,8 @@ MEMORY_HELP = """external memory (paper sections 3 and 6):
   --lookup tokenid|softmax|lsh  a partial expert per layer: output L(x) + w(x) f_i(x),
                              bucket i from the token id, a learned top-1 softmax router, or
                              SimHash/cross-polytope of the layer input
-  the two combine freely; see `lshsim cost --config C --compare` for their FLOPs
+  the two combine freely (see `lshsim cost --config C --compare` for their FLOPs); the other
+  flags need the method or lookup they tune: one that would have no effect is an error
 """
 
 #: CLI flag (argparse dest) -> config field.
@@ -61,40 +62,61 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
     """
     g = p.add_argument_group("external memory")
     g.add_argument("--memory", choices=MEMORY_METHODS, help="wide-embedding method (none)")
-    g.add_argument("--K", type=int, metavar="K", help="blocks of width d (2)")
+    g.add_argument("--K", type=int, metavar="K", help="blocks of width d (2; with --memory)")
     g.add_argument(
         "--extra",
         type=int,
         metavar="E",
-        help="extra embedding width (default (K-1) d); other values divide-and-project",
+        help="extra embedding width (default (K-1) d); other values divide-and-project "
+        "(with --memory)",
     )
     g.add_argument(
         "--cross",
         choices=COLLAPSES,
         help="decoder cross-attention reads the K-block encoder output wide (Table 3) or "
-        "summed (default wide)",
+        "summed (default wide; with --memory sameup|altup)",
     )
     g.add_argument(
         "--output",
         choices=COLLAPSES,
         help="logits from a K d x vocab table (wide, Table 3) or from the summed blocks "
-        "(default wide)",
+        "(default wide; with --memory sameup|altup)",
     )
     g.add_argument("--lookup", choices=LOOKUPS, help="partial experts' lookup (none)")
-    g.add_argument("--rank", type=int, metavar="R", help="expert rank (0)")
+    g.add_argument("--rank", type=int, metavar="R", help="expert rank (0; with --lookup)")
     g.add_argument(
         "--buckets",
         type=int,
         metavar="N",
-        help="table size per layer (tokenid: the vocabulary; default 64)",
+        help="table size per layer (tokenid: the vocabulary; default 64; with --lookup)",
     )
-    g.add_argument("--lsh-family", choices=LSH_FAMILIES, help="LSH lookup family (simhash)")
-    g.add_argument("--lookup-seed", type=int, metavar="S", help="seed of the LSH projections")
-    g.add_argument("--router-jitter", type=float, metavar="EPS", help="softmax jitter (0.01)")
     g.add_argument(
-        "--router-balance-loss", type=float, metavar="C", help="load-balance loss weight (0)"
+        "--lsh-family", choices=LSH_FAMILIES, help="LSH lookup family (simhash; with --lookup lsh)"
     )
-    g.add_argument("--router-z-loss", type=float, metavar="C", help="router z-loss weight (0)")
+    g.add_argument(
+        "--lookup-seed",
+        type=int,
+        metavar="S",
+        help="seed of the LSH projections (0; with --lookup lsh)",
+    )
+    g.add_argument(
+        "--router-jitter",
+        type=float,
+        metavar="EPS",
+        help="softmax jitter (0.01; with --lookup softmax)",
+    )
+    g.add_argument(
+        "--router-balance-loss",
+        type=float,
+        metavar="C",
+        help="load-balance loss weight (0; with --lookup softmax)",
+    )
+    g.add_argument(
+        "--router-z-loss",
+        type=float,
+        metavar="C",
+        help="router z-loss weight (0; with --lookup softmax)",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> T5Config:
@@ -107,16 +129,15 @@ def config_from_args(args: argparse.Namespace) -> T5Config:
         The config.
 
     Raises:
-        ValueError: a flag's value is out of range (the message names it).
+        ValueError: a flag's value is out of range, or the flag has no effect on this model
+            (the message names it).
     """
-    from lshsim._validate import check_int
+    from lshsim.cli.checks import MEMORY_RANGES, check_effective, check_ranges
     from lshsim.t5.configs import get_config
 
     cfg = get_config(args.config)
-    if args.buckets is not None:
-        check_int("buckets", args.buckets, 1)
-    if args.extra is not None:
-        check_int("extra (e)", args.extra, 1)
+    check_ranges(args, MEMORY_RANGES)
+    check_effective(args, args.memory or cfg.memory, args.lookup or cfg.lookup)
     changes = {
         field: getattr(args, flag)
         for flag, field in MEMORY_FIELDS.items()

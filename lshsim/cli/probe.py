@@ -9,8 +9,8 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 
+from lshsim.cli.checks import STEP_RANGES, check_ranges, check_run_dir
 from lshsim.cli.model_flags import CONFIG_HELP, MEMORY_FIELDS, add_memory_flags, config_from_args
 from lshsim.cli.parser import Formatter, wrap
 
@@ -115,7 +115,7 @@ def _source(args):
             raise ValueError(f"{flag[2:]}: a checkpoint's memory is fixed; {flag} needs --config")
         if args.corpus:
             raise ValueError("corpus: a checkpoint is probed on its own held-out split")
-        run = Path(args.checkpoint)
+        run = check_run_dir(args.checkpoint, "--checkpoint")
         probe.theory_family(read_run(run)[0])  # refused before the restore
         config, params, step = probe.checkpoint_params(run, args.step)
         if args.lookup is not None and args.lookup != config.lookup:
@@ -152,6 +152,7 @@ def run_probe(args: argparse.Namespace) -> int:
     samples = check_int("samples", args.samples, 2)
     draws = check_int("router_draws", args.router_draws, 0)
     check_int("length", args.length, 2)
+    check_ranges(args, STEP_RANGES)
     config, params, rows, ids, what = _source(args)
     with tqdm(total=len(overlaps) + 1, desc="probe", disable=args.json, file=sys.stderr) as bar:
         result = probe.probe(

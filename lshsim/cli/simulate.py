@@ -76,23 +76,20 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dim",
         type=int,
-        default=64,
         metavar="d",
         help="embedding dimension d (default 64; >= 2 with --overlap)",
     )
     p.add_argument(
         "--length",
         type=int,
-        default=32,
         metavar="l",
-        help="sentence length l in tokens (default 32)",
+        help="with --overlap: sentence length l in tokens (default 32)",
     )
     p.add_argument(
         "--vocab",
         type=int,
-        default=32128,
         metavar="V",
-        help="vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
+        help="with --overlap: vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
     )
     _add_family_param_args(p)
 
@@ -178,12 +175,11 @@ def _add_theory_parser(sub) -> None:
     th.add_argument(
         "--cosines",
         type=int,
-        default=SENTENCE_COSINES,
         metavar="C",
         help=f"with --overlap: cosines sampled for the average (default {SENTENCE_COSINES})",
     )
     th.add_argument(
-        "--seed", type=int, default=0, metavar="s", help="with --overlap: seed of the cosines"
+        "--seed", type=int, metavar="s", help="with --overlap: seed of the cosines (default 0)"
     )
     th.add_argument("--json", action="store_true", help="print one JSON object")
     th.set_defaults(func=run_theory)
@@ -203,6 +199,19 @@ def _family_params(args) -> dict:
     return params
 
 
+def _sentence_options(args, dests: tuple[str, ...]) -> dict:
+    """The given ``dests`` (omitted ones take the library's defaults); with ``--cosine`` none.
+
+    Raises:
+        ValueError: one of ``dests`` is given with ``--cosine``, where it has no effect.
+    """
+    given = {d: getattr(args, d) for d in dests if getattr(args, d) is not None}
+    if args.cosine is not None and given:
+        name = "--" + next(iter(given))
+        raise ValueError(f"{name} has no effect with --cosine; it is a sentence-model option")
+    return given
+
+
 def run_simulate(args: argparse.Namespace) -> int:
     """Estimate the collision probability and print it as a table or one JSON object.
 
@@ -213,15 +222,16 @@ def run_simulate(args: argparse.Namespace) -> int:
         The exit status, 0.
     """
     params = _family_params(args)
+    sentence = _sentence_options(args, ("length", "vocab"))
+    if args.dim is not None:
+        sentence["dim"] = args.dim
     progress = not args.json and sys.stderr.isatty()
     est = estimate_collision(
         args.family,
         args.buckets,
         overlap=args.overlap,
         cosine=args.cosine,
-        dim=args.dim,
-        length=args.length,
-        vocab=args.vocab,
+        **sentence,
         samples=args.samples,
         seed=args.seed,
         mode=args.mode,
@@ -273,6 +283,7 @@ def run_theory(args: argparse.Namespace) -> int:
         The exit status, 0.
     """
     params = _family_params(args)
+    sentence = _sentence_options(args, ("dim", "length", "vocab", "cosines", "seed"))
     if args.cosine is not None:
         if args.family not in COSINE_FAMILIES:
             raise ValueError(f"cosine is not defined for family '{args.family}'; use --overlap (f)")
@@ -292,11 +303,7 @@ def run_theory(args: argparse.Namespace) -> int:
             args.family,
             args.buckets,
             overlap=args.overlap,
-            dim=args.dim,
-            length=args.length,
-            vocab=args.vocab,
-            cosines=args.cosines,
-            seed=args.seed,
+            **sentence,
             **params,
         )
         out = res.to_dict()

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
+from lshsim.cli.checks import (
+    STEP_RANGES,
+    TRAIN_RANGES,
+    check_ranges,
+    check_run_dir,
+    check_train_out,
+)
 from lshsim.cli.model_flags import MEMORY_HELP, add_config_flag, add_memory_flags, config_from_args
 from lshsim.cli.parser import Formatter, wrap
 
@@ -116,9 +124,12 @@ def run_train(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
+    check_ranges(args, TRAIN_RANGES)
+    check_train_out(args)
+    config = config_from_args(args)
+
     from lshsim.t5.loop import train
 
-    config = config_from_args(args)
     summary = train(
         config,
         args.out,
@@ -137,6 +148,9 @@ def run_train(args: argparse.Namespace) -> int:
         devices=args.devices,
         progress=not args.json,
     )
+    rate = summary["examples_per_second"]
+    if rate is not None and not math.isfinite(rate):  # no step after the first: nothing timed
+        summary = {**summary, "examples_per_second": None}
     if args.json:
         print(json.dumps(summary))
         return 0
@@ -148,10 +162,9 @@ def run_train(args: argparse.Namespace) -> int:
         )
     else:
         print(f"held-out loss {last['loss']:.4f}, span accuracy {last['accuracy']:.4f}")
-    print(
-        f"{summary['step']} steps, {summary['examples_per_second']:.1f} examples/s; "
-        f"run in {summary['out']}"
-    )
+    rate = summary["examples_per_second"]
+    speed = "" if rate is None else f", {rate:.1f} examples/s"
+    print(f"{summary['step']} steps{speed}; run in {summary['out']}")
     return 0
 
 
@@ -164,6 +177,9 @@ def run_eval(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
+    check_ranges(args, STEP_RANGES)
+    check_run_dir(args.checkpoint, "--checkpoint")
+
     from lshsim.t5.loop import evaluate_run
 
     res = evaluate_run(args.checkpoint, step=args.step, examples=args.examples)

@@ -79,7 +79,7 @@ class TrainOptions:
         kw["eval_batches"] = check_int("eval_batches", kw.get("eval_batches", EVAL_BATCHES), 1)
         kw["warmup_steps"] = check_int("warmup_steps", kw["warmup_steps"], 1)
         kw["learning_rate"] = check_float(
-            "learning_rate", kw.get("learning_rate", 1.0), 0.0, math.inf, lo_open=True
+            "learning_rate", kw.get("learning_rate", 1.0), 0.0, math.inf, lo_open=True, hi_open=True
         )
         if kw.get("corpus") is not None:
             kw["corpus"] = tuple(str(Path(p).absolute()) for p in kw["corpus"]) or None

@@ -1,0 +1,115 @@
+"""Checks of the model commands' options, in the CLI's spelling, before any work.
+
+Only an omitted option takes its default (the parsers' defaults are ``None``): a given value
+out of range is an error naming the option and the range (:func:`check_ranges`), never "the
+default"; an option that has no effect in the given combination is an error naming both
+(:func:`check_effective`); an output or run folder that cannot be what the command needs is
+an error before anything is computed (:func:`check_run_dir`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from lshsim._io import check_output_dir
+from lshsim._validate import check_int
+
+#: The ranges of the options that the library does not check itself, or reads 0 as "the
+#: default" for: argparse dest -> ``(lo, hi)`` (``hi`` ``None``: no upper bound). The library
+#: checks the others (``--steps``, ``--batch``, ``--lr``, ``--K``, ...) before any work, with
+#: its own one-line messages.
+TRAIN_RANGES = {"eval_every": (1, None), "checkpoint_every": (1, None)}
+#: ``eval`` and ``probe``: a checkpoint step.
+STEP_RANGES = {"step": (0, None)}
+#: ``cost``: the lengths it prices (the library reads 0 as the default).
+COST_RANGES = {"input_length": (1, None), "target_length": (1, None)}
+#: The memory flags whose 0 the config reads as "the default".
+MEMORY_RANGES = {"extra": (1, None), "buckets": (1, None)}
+
+#: Options that need a memory method / a K-block wide one / a lookup / a given lookup.
+NEEDS = (
+    (("K", "extra"), "memory", ("sum", "sameup", "altup")),
+    (("cross", "output"), "memory", ("sameup", "altup")),
+    (("lsh_family", "lookup_seed"), "lookup", ("lsh",)),
+    (("router_jitter", "router_balance_loss", "router_z_loss"), "lookup", ("softmax",)),
+    (("rank", "buckets"), "lookup", ("tokenid", "softmax", "lsh")),
+)
+
+
+def flag(dest: str) -> str:
+    """The command-line spelling of a ``dest``: ``input_length`` -> ``--input-length``."""
+    return "--" + dest.replace("_", "-")
+
+
+def check_ranges(args: argparse.Namespace, ranges: dict[str, tuple[int, int | None]]) -> None:
+    """Check the given integer options of ``ranges`` (argparse dest -> ``(lo, hi)``).
+
+    Args:
+        args: parsed arguments; an option absent from the command or not given (``None``)
+            passes.
+        ranges: e.g. :data:`TRAIN_RANGES`.
+
+    Raises:
+        ValueError: one line naming the first option out of range (``--eval-every must be an
+            integer >= 1, got 0``).
+    """
+    for dest, (lo, hi) in ranges.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            check_int(flag(dest), value, lo, hi)
+
+
+def check_effective(args: argparse.Namespace, memory: str, lookup: str) -> None:
+    """Refuse a given memory or lookup option that the model would ignore.
+
+    Args:
+        args: parsed arguments with the :func:`~lshsim.cli.model_flags.add_memory_flags` flags.
+        memory: the model's memory method (``--memory``, else the config's).
+        lookup: the model's lookup (``--lookup``, else the config's).
+
+    Raises:
+        ValueError: one line naming the option and what it needs, e.g. ``--K has no effect
+            without --memory sum|sameup|altup``.
+    """
+    chosen = {"memory": memory, "lookup": lookup}
+    for dests, field, allowed in NEEDS:
+        if chosen[field] in allowed:
+            continue
+        for dest in dests:
+            if getattr(args, dest, None) is not None:
+                raise ValueError(
+                    f"{flag(dest)} has no effect without --{field} {'|'.join(allowed)}"
+                )
+
+
+def check_run_dir(path: str, option: str) -> Path:
+    """Check that ``path`` is an existing folder (a run to read or to ``--resume``).
+
+    Args:
+        path: the folder given on the command line.
+        option: its option (``--checkpoint``, ``--out``), named in the message.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        ValueError: one line naming ``option``: ``path`` does not exist or is not a folder.
+    """
+    run = Path(path)
+    if not run.exists():
+        raise ValueError(f"{option}: {run} does not exist (expected a `lshsim train` run folder)")
+    if not run.is_dir():
+        raise ValueError(f"{option}: {run} is a file, not a `lshsim train` run folder")
+    return run
+
+
+def check_train_out(args: argparse.Namespace) -> Path:
+    """Check ``train --out``: a run folder to continue (``--resume``) or one it can create.
+
+    Raises:
+        ValueError: one line naming ``--out``.
+    """
+    if args.resume:
+        check_run_dir(args.out, "--out")
+    return check_output_dir(args.out, "--out")
