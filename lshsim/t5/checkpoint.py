@@ -14,6 +14,7 @@ killed mid-save leaves the previous checkpoint as the latest one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -295,6 +296,65 @@ def _check_shapes(item_dir: Path, abstract_state: dict, step: int) -> None:
                 f"checkpoint: step {step} in {item_dir.parent.parent} does not fit this model "
                 f"(parameter {name}: saved {saved.get(name)}, model {want.get(name)})"
             )
+
+
+@dataclasses.dataclass
+class GoodCheckpoint:
+    """The last checkpoint known to be good, and the newest one not yet confirmed.
+
+    A checkpoint is good when its parameters are finite (the step that produced them says so)
+    and a loss computed from them is finite: the held-out loss evaluated at its step, else the
+    training loss of the next step. Until then it is ``pending``; a run that stops on a
+    non-finite value deletes it, so the last checkpoint left is the good one it reports.
+    """
+
+    out: Path
+    primary: bool = True
+    last: int | None = None
+    pending: int | None = None
+
+    def stop(self, what: str):
+        """The :class:`NonFiniteLossError` for ``what`` went non-finite, naming the last good."""
+        from lshsim.t5 import NonFiniteLossError
+
+        where = f"step {self.last}" if self.last is not None else "none"
+        return NonFiniteLossError(f"{what}; last good checkpoint: {where} in {self.out}")
+
+    def check(self, step: int, metrics: dict) -> None:
+        """Check step ``step``'s fetched metrics: its loss, then its updated parameters.
+
+        A finite loss confirms the pending checkpoint (the parameters it was computed from).
+
+        Raises:
+            NonFiniteLossError: the loss or the updated parameters are NaN or infinite.
+        """
+        if not bool(metrics["finite"]):
+            raise self.stop(f"loss: non-finite ({float(metrics['loss'])}) at step {step}")
+        self.confirm()
+        if not bool(metrics["params_finite"]):
+            raise self.stop(
+                f"parameters: non-finite after step {step} (its loss "
+                f"{float(metrics['loss']):.4g} was finite)"
+            )
+
+    def confirm(self) -> None:
+        """The pending checkpoint is good (a loss computed from its parameters was finite)."""
+        if self.pending is not None:
+            self.last, self.pending = self.pending, None
+
+    def saved(self, step: int, confirmed: bool) -> None:
+        """Checkpoint ``step`` was written (``confirmed``: its held-out loss was finite)."""
+        self.confirm()
+        if confirmed:
+            self.last = step
+        else:
+            self.pending = step
+
+    def discard(self, mngr) -> None:
+        """Delete the pending checkpoint (after a non-finite value: it is not good)."""
+        if self.pending is not None and self.primary:
+            delete(mngr, self.pending)
+        self.pending = None
 
 
 def read_metrics(out: Path, *, torn_last_line: bool = False) -> list[dict]:

@@ -195,29 +195,23 @@ def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept):
     return state, 0
 
 
-def _evaluating(eval_fn, batches, evals: list) -> Callable[[dict], str | None]:
-    """``accept(state)`` that evaluates ``state`` on ``batches``, appending to ``evals``."""
-    from lshsim.t5.steps import evaluate
+def _held_out_check(eval_fn, batches, mesh=None, evals=None) -> Callable[[dict], str | None]:
+    """``accept(state)`` for :func:`lshsim.t5.checkpoint.restore_good`: a finite held-out loss.
 
-    def accept(state: dict) -> str | None:
-        ev = evaluate(eval_fn, state["params"], batches)
-        evals.append({"step": int(state["step"]), **ev})
-        return (
-            None if math.isfinite(ev["loss"]) else f"has a non-finite held-out loss ({ev['loss']})"
-        )
-
-    return accept
-
-
-def _held_out_check(eval_fn, eval_batches, mesh=None) -> Callable[[dict], str | None]:
-    """``accept(state)`` for :func:`lshsim.t5.checkpoint.restore_good`: a finite held-out loss."""
+    ``mesh``: replicate the state over it first; ``evals``: a list to append each evaluation
+    (with its ``step``) to.
+    """
     from lshsim.t5 import sharding
     from lshsim.t5.steps import evaluate
 
     def accept(state: dict) -> str | None:
         params = state["params"] if mesh is None else sharding.replicate(state, mesh)["params"]
-        loss = evaluate(eval_fn, params, eval_batches)["loss"]
-        return None if math.isfinite(loss) else f"has a non-finite held-out loss ({loss})"
+        ev = evaluate(eval_fn, params, batches)
+        if evals is not None:
+            evals.append({"step": int(state["step"]), **ev})
+        return (
+            None if math.isfinite(ev["loss"]) else f"has a non-finite held-out loss ({ev['loss']})"
+        )
 
     return accept
 
@@ -246,64 +240,7 @@ def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host,
     )
 
 
-@dataclasses.dataclass
-class _Good:
-    """The last checkpoint known to be good, and the newest one not yet confirmed.
-
-    A checkpoint is good when its parameters are finite (the step that produced them says so)
-    and a loss computed from them is finite: the held-out loss evaluated at its step, else the
-    training loss of the next step. Until then it is ``pending``; a run that stops on a
-    non-finite value deletes it, so the last checkpoint left is the good one it reports.
-    """
-
-    out: Path
-    last: int | None = None
-    pending: int | None = None
-
-    def stop(self, what: str):
-        """The :class:`NonFiniteLossError` for ``what`` went non-finite, naming the last good."""
-        from lshsim.t5 import NonFiniteLossError
-
-        where = f"step {self.last}" if self.last is not None else "none"
-        return NonFiniteLossError(f"{what}; last good checkpoint: {where} in {self.out}")
-
-    def check(self, step: int, metrics: dict) -> None:
-        """Check step ``step``'s fetched metrics: its loss, then its updated parameters.
-
-        A finite loss confirms the pending checkpoint (the parameters it was computed from).
-
-        Raises:
-            NonFiniteLossError: the loss or the updated parameters are NaN or infinite.
-        """
-        if not bool(metrics["finite"]):
-            raise self.stop(f"loss: non-finite ({float(metrics['loss'])}) at step {step}")
-        self.confirm()
-        if not bool(metrics["params_finite"]):
-            raise self.stop(
-                f"parameters: non-finite after step {step} (its loss "
-                f"{float(metrics['loss']):.4g} was finite)"
-            )
-
-    def confirm(self) -> None:
-        if self.pending is not None:
-            self.last, self.pending = self.pending, None
-
-    def saved(self, step: int, confirmed: bool) -> None:
-        """Checkpoint ``step`` was written (``confirmed``: its held-out loss was finite)."""
-        self.confirm()
-        if confirmed:
-            self.last = step
-        else:
-            self.pending = step
-
-    def discard(self, mngr) -> None:
-        """Delete the pending checkpoint (after a non-finite value: it is not good)."""
-        if self.pending is not None and _primary():
-            ckpt.delete(mngr, self.pending)
-        self.pending = None
-
-
-def _log_step(s: _Session, step: int, metrics, good: _Good, bar, on_step) -> float:
+def _log_step(s: _Session, step: int, metrics, good: ckpt.GoodCheckpoint, bar, on_step) -> float:
     """Check and record one step's train metrics; return its loss.
 
     Raises:
@@ -333,7 +270,7 @@ def _log_step(s: _Session, step: int, metrics, good: _Good, bar, on_step) -> flo
     return train_loss
 
 
-def _step_checks(s: _Session, step: int, metrics, good: _Good, flags, bar, on_step):
+def _step_checks(s: _Session, step: int, metrics, good: ckpt.GoodCheckpoint, flags, bar, on_step):
     """Log (or only check) step ``step``'s metrics and evaluate, as ``flags`` say.
 
     ``flags`` is ``(log, evaluate)``. Returns ``(train_loss or None, eval or None)``.
@@ -375,7 +312,9 @@ def _run_steps(s: _Session, steps: int, every: tuple[int, int, int], progress: b
     from lshsim.t5 import sharding
 
     log_every, eval_every, checkpoint_every = every
-    good = _Good(s.out, last=s.start or None)  # a resumed checkpoint passed the checks
+    good = ckpt.GoodCheckpoint(
+        s.out, _primary(), last=s.start or None
+    )  # a resumed checkpoint passed the checks
     train_loss, final, t_first = math.nan, None, None
     bar = tqdm(
         total=steps,
@@ -466,7 +405,8 @@ def train(
         ValueError: bad options, a missing or empty corpus, lengths too short for span
             corruption, an existing run without ``resume``, a checkpoint from another config.
         NonFiniteLossError: the loss, the held-out loss or the parameters became NaN or
-            infinite; the last good checkpoint (see :class:`_Good`) is the newest one left.
+            infinite; the last good checkpoint (see
+            :class:`lshsim.t5.checkpoint.GoodCheckpoint`) is the newest one left.
     """
     config = get_config(config)
     steps = check_int("steps", steps, 1)
@@ -641,7 +581,7 @@ def evaluate_run(
         batches = ds.eval_batches(batch, -(-examples // batch))
         eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
         evals: list[dict] = []
-        accept = _evaluating(eval_fn, batches, evals)
+        accept = _held_out_check(eval_fn, batches, evals=evals)
         if step is None:
             ckpt.restore_good(
                 mngr, abstract_state(config, optimizer), accept=accept, action="evaluating"
