@@ -14,7 +14,12 @@ killed mid-save leaves the previous checkpoint as the latest one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
+import shutil
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +57,8 @@ def read_run(out: Path) -> tuple[T5Config, dict[str, Any]]:
 def manager(out: Path, *, max_to_keep: int = 2, read_only: bool = False):
     """An orbax ``CheckpointManager`` over ``out/checkpoints`` (synchronous saves).
 
+    ``max_to_keep``: the newest checkpoints kept (``TrainOptions.keep_checkpoints``; at least 2
+    so that a damaged or diverged latest one leaves a checkpoint to fall back to).
     ``read_only`` only means "do not create the directory"; callers do not save then.
     """
     import orbax.checkpoint as ocp
@@ -63,6 +70,11 @@ def manager(out: Path, *, max_to_keep: int = 2, read_only: bool = False):
     return ocp.CheckpointManager(Path(out).absolute() / CHECKPOINT_DIR, options=options)
 
 
+def warn(message: str) -> None:
+    """Print ``lshsim: warning: <message>`` (one line) on stderr."""
+    print(f"lshsim: warning: {message}", file=sys.stderr, flush=True)
+
+
 def save(mngr, step: int, state: dict) -> None:
     """Save ``state`` (a pytree) as checkpoint ``step`` and wait until it is complete."""
     import orbax.checkpoint as ocp
@@ -71,25 +83,175 @@ def save(mngr, step: int, state: dict) -> None:
     mngr.wait_until_finished()
 
 
+def delete(mngr, step: int) -> None:
+    """Remove checkpoint ``step`` (one that is not good: damaged, or after a divergence)."""
+    try:
+        mngr.delete(step)
+    except Exception:  # orbax cannot read a damaged step's metadata
+        shutil.rmtree(Path(mngr.directory) / str(step), ignore_errors=True)
+    mngr.reload()
+
+
+class UnusableCheckpointError(ValueError):
+    """A checkpoint that exists but cannot be used; ``reason`` says why, as a predicate."""
+
+    def __init__(self, run: Path, step: int, reason: str):
+        super().__init__(f"checkpoint: step {step} in {run} {reason}")
+        self.step = step
+        self.reason = reason
+
+
+def _run_dir(mngr) -> Path:
+    return Path(mngr.directory).parent
+
+
+def check_step(mngr, step: int | None = None) -> int:
+    """The checkpoint step to use: ``step`` if the run has it, else the latest.
+
+    Raises:
+        ValueError: the run has no checkpoint, or none at ``step`` (naming the steps it has).
+    """
+    steps = sorted(mngr.all_steps())
+    if not steps:
+        raise ValueError(f"checkpoint: no checkpoint in {_run_dir(mngr)}")
+    if step is None:
+        return steps[-1]
+    if step not in steps:
+        have = ", ".join(str(s) for s in steps)
+        raise ValueError(
+            f"checkpoint: no checkpoint for --step {step} in {_run_dir(mngr)} (steps: {have})"
+        )
+    return step
+
+
 def restore(mngr, abstract_state: dict, step: int | None = None) -> dict:
     """Restore checkpoint ``step`` (default: the latest) into the structure of ``abstract_state``.
 
     Raises:
-        ValueError: if there is no checkpoint, or its shapes do not fit ``abstract_state``.
+        ValueError: there is no checkpoint (at ``step``), or its shapes do not fit
+            ``abstract_state``; :class:`UnusableCheckpointError`: it is unreadable (truncated or
+            emptied files, a missing item) or its parameters are not finite.
     """
+    return _restore_step(mngr, abstract_state, check_step(mngr, step))
+
+
+def restore_good(
+    mngr,
+    abstract_state: dict,
+    *,
+    accept: Callable[[dict], str | None] | None = None,
+    action: str = "using",
+    quiet: bool = False,
+) -> tuple[dict, list[int]]:
+    """The newest good checkpoint: readable, finite parameters, and accepted by ``accept``.
+
+    Checkpoints are tried newest first; each one passed over is named in one warning line
+    (``checkpoint step 40 in runs/x is unreadable (truncated data: ...); resuming from step
+    30`` for ``action="resuming from"``).
+
+    Args:
+        mngr: the run's checkpoint manager.
+        abstract_state: the structure to restore into.
+        accept: ``accept(state)`` returns ``None`` for a good state, or why it is not (a
+            predicate such as ``"has a non-finite held-out loss (nan)"``).
+        action: what the caller does with the checkpoint found, for the warning.
+        quiet: no warning (the caller reports the steps passed over itself).
+
+    Returns:
+        ``(state, passed_over)``: the restored state and the steps passed over (all newer).
+
+    Raises:
+        ValueError: no checkpoint at all, none usable, or one that does not fit the model.
+    """
+    passed: list[tuple[int, str]] = []
+    for step in sorted(mngr.all_steps(), reverse=True):
+        try:
+            state = _restore_step(mngr, abstract_state, step)
+            reason = accept(state) if accept is not None else None
+        except UnusableCheckpointError as e:
+            reason = e.reason
+        if reason is None:
+            if passed and not quiet:
+                warn(f"{_passed_over(mngr, passed)}; {action} step {step}")
+            return state, [s for s, _ in passed]
+        passed.append((step, reason))
+    if not passed:
+        raise ValueError(f"checkpoint: no checkpoint in {_run_dir(mngr)}")
+    raise ValueError(f"{_passed_over(mngr, passed)}: no usable checkpoint left")
+
+
+def _passed_over(mngr, passed: list[tuple[int, str]]) -> str:
+    """``checkpoint step 6 in runs/x is unreadable (...); step 4 has non-finite parameters``."""
+    (step, reason), rest = passed[0], passed[1:]
+    return "; ".join(
+        [f"checkpoint step {step} in {_run_dir(mngr)} {reason}"]
+        + [f"step {s} {r}" for s, r in rest]
+    )
+
+
+def _restore_step(mngr, abstract_state: dict, step: int) -> dict:
+    """Restore checkpoint ``step``, checking its files before and its parameters after."""
     import orbax.checkpoint as ocp
 
-    step = mngr.latest_step() if step is None else step
-    if step is None:
-        raise ValueError(f"checkpoint: no checkpoint under {mngr.directory}")
-    _check_shapes(Path(mngr.directory) / str(step) / "default", abstract_state, step)
+    run, step_dir = _run_dir(mngr), Path(mngr.directory) / str(step)
+    damage = _damaged_files(step_dir)
+    if damage:
+        raise UnusableCheckpointError(run, step, f"is unreadable ({damage})")
+    _check_shapes(step_dir / "default", abstract_state, step)
     try:
-        return mngr.restore(step, args=ocp.args.StandardRestore(abstract_state))
-    except (ValueError, KeyError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(
-            f"checkpoint: step {step} in {mngr.directory} does not fit this model ({first})"
-        ) from None
+        state = mngr.restore(step, args=ocp.args.StandardRestore(abstract_state))
+    except Exception as e:  # tensorstore raises bare Exception on bad data
+        raise UnusableCheckpointError(run, step, f"is unreadable ({_read_error(e)})") from None
+    if not params_finite(state["params"]):
+        raise UnusableCheckpointError(run, step, "has non-finite parameters")
+    return state
+
+
+def _damaged_files(step_dir: Path) -> str | None:
+    """What is missing or empty among a checkpoint's files, before orbax reads them."""
+    item = step_dir / "default"
+    if not item.is_dir():
+        return "no default/ directory"
+    meta = item / "_METADATA"
+    if not meta.is_file():
+        return "no default/_METADATA"
+    try:
+        json.loads(meta.read_text())
+    except (ValueError, UnicodeDecodeError):
+        empty = meta.stat().st_size == 0
+        return "default/_METADATA is " + ("empty" if empty else "not valid JSON")
+    for manifest in sorted(item.rglob("manifest.ocdbt")):
+        if manifest.stat().st_size == 0:
+            return f"{manifest.relative_to(step_dir)} is empty"
+    return None
+
+
+def _read_error(exc: BaseException) -> str:
+    """A short reason for an orbax / tensorstore read failure (its cause chain searched)."""
+    texts, e = [], exc
+    while e is not None and len(texts) < 8:
+        texts.append(str(e))
+        e = e.__cause__ or e.__context__
+    text = "\n".join(texts)
+    where = re.search(r'Error reading "([^"/]+)', text)
+    array = f": {where.group(1)}" if where else ""
+    for code, what in (
+        ("OUT_OF_RANGE", "truncated data"),
+        ("DATA_LOSS", "damaged data"),
+        ("NOT_FOUND", "missing data"),
+    ):
+        if code in text:
+            return what + array
+    first = texts[0].strip().splitlines()[0] if texts[0].strip() else type(exc).__name__
+    return first[:120]
+
+
+def params_finite(params) -> bool:
+    """Whether every parameter is finite (no NaN or infinity)."""
+    import jax
+    import numpy as np
+
+    return all(bool(np.isfinite(np.asarray(x)).all()) for x in jax.tree_util.tree_leaves(params))
 
 
 def _shapes(tree) -> dict[str, tuple]:
@@ -136,15 +298,102 @@ def _check_shapes(item_dir: Path, abstract_state: dict, step: int) -> None:
             )
 
 
-def read_metrics(out: Path) -> list[dict]:
-    """All records of ``out/metrics.jsonl`` (empty if there is none)."""
+@dataclasses.dataclass
+class GoodCheckpoint:
+    """The last checkpoint known to be good, and the newest one not yet confirmed.
+
+    A checkpoint is good when its parameters are finite (the step that produced them says so)
+    and a loss computed from them is finite: the held-out loss evaluated at its step, else the
+    training loss of the next step. Until then it is ``pending``; a run that stops on a
+    non-finite value deletes it, so the last checkpoint left is the good one it reports.
+    """
+
+    out: Path
+    primary: bool = True
+    last: int | None = None
+    pending: int | None = None
+
+    def stop(self, what: str):
+        """The :class:`NonFiniteLossError` for ``what`` went non-finite, naming the last good."""
+        from lshsim.t5 import NonFiniteLossError
+
+        where = f"step {self.last}" if self.last is not None else "none"
+        return NonFiniteLossError(f"{what}; last good checkpoint: {where} in {self.out}")
+
+    def check(self, step: int, metrics: dict) -> None:
+        """Check step ``step``'s fetched metrics: its loss, then its updated parameters.
+
+        A finite loss confirms the pending checkpoint (the parameters it was computed from).
+
+        Raises:
+            NonFiniteLossError: the loss or the updated parameters are NaN or infinite.
+        """
+        if not bool(metrics["finite"]):
+            raise self.stop(f"loss: non-finite ({float(metrics['loss'])}) at step {step}")
+        self.confirm()
+        if not bool(metrics["params_finite"]):
+            raise self.stop(
+                f"parameters: non-finite after step {step} (its loss "
+                f"{float(metrics['loss']):.4g} was finite)"
+            )
+
+    def confirm(self) -> None:
+        """The pending checkpoint is good (a loss computed from its parameters was finite)."""
+        if self.pending is not None:
+            self.last, self.pending = self.pending, None
+
+    def saved(self, step: int, confirmed: bool) -> None:
+        """Checkpoint ``step`` was written (``confirmed``: its held-out loss was finite)."""
+        self.confirm()
+        if confirmed:
+            self.last = step
+        else:
+            self.pending = step
+
+    def discard(self, mngr) -> None:
+        """Delete the pending checkpoint (after a non-finite value: it is not good)."""
+        if self.pending is not None and self.primary:
+            delete(mngr, self.pending)
+        self.pending = None
+
+
+def read_metrics(out: Path, *, torn_last_line: bool = False) -> list[dict]:
+    """All records of ``out/metrics.jsonl`` (empty if there is none).
+
+    Args:
+        out: the run directory.
+        torn_last_line: drop an unreadable last line with a warning instead of failing: what a
+            run killed in the middle of appending a record leaves (``--resume`` drops it; it
+            always comes after the latest checkpoint, whose records are written before it).
+
+    Raises:
+        ValueError: a line that is not a JSON object with a ``step`` (naming the file and the
+            line number).
+    """
     path = Path(out) / METRICS_FILE
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = path.read_text(errors="replace").splitlines()
+    last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
+    records = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or "step" not in record:
+                raise ValueError
+        except ValueError:
+            where = f"{METRICS_FILE} line {n} in {Path(out)}"
+            if torn_last_line and n == last:
+                warn(f"{where} is not valid JSON (a torn record of a killed run); dropped it")
+                continue
+            raise ValueError(f"metrics: {where} is not a valid JSON record") from None
+        records.append(record)
+    return records
 
 
 def truncate_metrics(out: Path, step: int) -> None:
     """Drop metric records after ``step`` (used when resuming from checkpoint ``step``)."""
-    keep = [r for r in read_metrics(out) if r["step"] <= step]
+    keep = [r for r in read_metrics(out, torn_last_line=True) if r["step"] <= step]
     write_atomic(Path(out) / METRICS_FILE, "".join(json.dumps(r) + "\n" for r in keep))

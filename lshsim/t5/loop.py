@@ -128,12 +128,17 @@ def _run_options(config: T5Config, out: Path, resume: bool, given: dict) -> Trai
         )
     new = TrainOptions.from_config(config, **given).to_dict()
     for k, v in given.items():
+        if k == "keep_checkpoints":  # retention may change on resume
+            continue
         if v is not None and new[k] != recorded.get(k):
             name = "batch" if k == "batch_size" else k
             raise ValueError(
                 f"{name}: the run in {out} used {recorded.get(k)!r}; resume with the same value"
             )
-    return TrainOptions.from_dict(recorded)
+    opts = TrainOptions.from_dict(recorded)
+    if given.get("keep_checkpoints") is not None:
+        opts = dataclasses.replace(opts, keep_checkpoints=new["keep_checkpoints"])
+    return opts
 
 
 @dataclasses.dataclass
@@ -161,20 +166,54 @@ class _Session:
         return ev
 
 
-def _initial_state(config: T5Config, opts: TrainOptions, optimizer, mngr, out: Path, resume):
-    """``(state, start)``: the latest checkpoint's when resuming one, else a fresh state."""
+def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept):
+    """``(state, start)``: the newest good checkpoint's when resuming one, else a fresh state.
+
+    Resuming passes over (with a warning) and deletes newer checkpoints that are unreadable,
+    have non-finite parameters or fail ``accept`` (the held-out loss check), and drops the
+    metric records after the step resumed from.
+    """
     from lshsim.t5.steps import abstract_state, init_state
 
-    if resume and mngr.latest_step() is not None:
-        state = ckpt.restore(mngr, abstract_state(config, optimizer))
+    if resume and mngr.all_steps():
+        state, passed = ckpt.restore_good(
+            mngr,
+            abstract_state(config, optimizer),
+            accept=accept,
+            action="resuming from",
+            quiet=not _primary(),
+        )
         start = int(state["step"])
         if _primary():
+            for step in passed:
+                ckpt.delete(mngr, step)
             ckpt.truncate_metrics(out, start)
         return state, start
     state = init_state(config, optimizer, opts.seed)
     if _primary():
         (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
     return state, 0
+
+
+def _held_out_check(eval_fn, batches, mesh=None, evals=None) -> Callable[[dict], str | None]:
+    """``accept(state)`` for :func:`lshsim.t5.checkpoint.restore_good`: a finite held-out loss.
+
+    ``mesh``: replicate the state over it first; ``evals``: a list to append each evaluation
+    (with its ``step``) to.
+    """
+    from lshsim.t5 import sharding
+    from lshsim.t5.steps import evaluate
+
+    def accept(state: dict) -> str | None:
+        params = state["params"] if mesh is None else sharding.replicate(state, mesh)["params"]
+        ev = evaluate(eval_fn, params, batches)
+        if evals is not None:
+            evals.append({"step": int(state["step"]), **ev})
+        return (
+            None if math.isfinite(ev["loss"]) else f"has a non-finite held-out loss ({ev['loss']})"
+        )
+
+    return accept
 
 
 def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host, resume):
@@ -185,7 +224,10 @@ def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host,
     from lshsim.t5.steps import make_eval_step, make_train_step
 
     repl = sharding.replicated(mesh)
-    state, start = _initial_state(config, opts, optimizer, mngr, out, resume)
+    eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
+    eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
+    accept = _held_out_check(eval_fn, eval_batches, mesh)
+    state, start = _initial_state(config, opts, optimizer, mngr, out, resume, accept)
     state = sharding.replicate(state, mesh)
     step_fn = jax.jit(
         make_train_step(config, optimizer, opts.seed),
@@ -193,32 +235,24 @@ def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host,
         out_shardings=(repl, repl),
         donate_argnums=0,
     )
-    eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
-    eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
     return _Session(
         config, opts, out, mesh, mngr, train_ds, step_fn, eval_fn, eval_batches, state, start
     )
 
 
-def _log_step(s: _Session, step: int, metrics, last_good, bar, on_step) -> float:
-    """Record one step's train metrics; return its loss.
+def _log_step(s: _Session, step: int, metrics, good: ckpt.GoodCheckpoint, bar, on_step) -> float:
+    """Check and record one step's train metrics; return its loss.
 
     Raises:
-        NonFiniteLossError: the loss is NaN or infinite.
+        NonFiniteLossError: the loss or the updated parameters are NaN or infinite.
     """
     import jax
 
-    from lshsim.t5 import NonFiniteLossError
     from lshsim.t5.steps import learning_rate as lr_at
 
     done = step + 1
     m = jax.device_get(metrics)
-    if not bool(m["finite"]):
-        where = f"step {last_good}" if last_good is not None else "none"
-        raise NonFiniteLossError(
-            f"loss: non-finite ({float(m['loss'])}) at step {done}; "
-            f"last good checkpoint: {where} in {s.out}"
-        )
+    good.check(done, m)
     train_loss = float(m["loss"])
     record = {
         "step": done,
@@ -236,6 +270,36 @@ def _log_step(s: _Session, step: int, metrics, last_good, bar, on_step) -> float
     return train_loss
 
 
+def _step_checks(s: _Session, step: int, metrics, good: ckpt.GoodCheckpoint, flags, bar, on_step):
+    """Log (or only check) step ``step``'s metrics and evaluate, as ``flags`` say.
+
+    ``flags`` is ``(log, evaluate)``. Returns ``(train_loss or None, eval or None)``.
+
+    Raises:
+        NonFiniteLossError: a non-finite loss, held-out loss or parameters; the pending
+            checkpoint is deleted first.
+    """
+    import jax
+
+    from lshsim.t5 import NonFiniteLossError
+
+    log, evaluate = flags
+    done, loss, ev = step + 1, None, None
+    try:
+        if log:
+            loss = _log_step(s, step, metrics, good, bar, on_step)
+        elif good.pending is not None:  # one host sync per checkpoint, to confirm it
+            good.check(done, jax.device_get(metrics))
+        if evaluate:
+            ev = s.evaluate(done)
+            if not math.isfinite(ev["loss"]):
+                raise good.stop(f"held-out loss: non-finite ({ev['loss']}) at step {done}")
+    except NonFiniteLossError:
+        good.discard(s.mngr)
+        raise
+    return loss, ev
+
+
 def _run_steps(s: _Session, steps: int, every: tuple[int, int, int], progress: bool, on_step):
     """Steps ``s.start .. steps`` with logging, evaluations and checkpoints.
 
@@ -248,7 +312,9 @@ def _run_steps(s: _Session, steps: int, every: tuple[int, int, int], progress: b
     from lshsim.t5 import sharding
 
     log_every, eval_every, checkpoint_every = every
-    last_good = s.mngr.latest_step()
+    good = ckpt.GoodCheckpoint(
+        s.out, _primary(), last=s.start or None
+    )  # a resumed checkpoint passed the checks
     train_loss, final, t_first = math.nan, None, None
     bar = tqdm(
         total=steps,
@@ -267,13 +333,13 @@ def _run_steps(s: _Session, steps: int, every: tuple[int, int, int], progress: b
                 jax.block_until_ready(metrics["loss"])
                 t_first = (time.perf_counter(), done)
             is_ckpt = done % checkpoint_every == 0 or done == steps
-            if done % log_every == 0 or is_ckpt:
-                train_loss = _log_step(s, step, metrics, last_good, bar, on_step)
-            if done % eval_every == 0 or done == steps:
-                final = s.evaluate(done)
+            flags = (done % log_every == 0 or is_ckpt, done % eval_every == 0 or done == steps)
+            loss, ev = _step_checks(s, step, metrics, good, flags, bar, on_step)
+            train_loss = train_loss if loss is None else loss
+            final = final if ev is None else ev
             if is_ckpt:
                 ckpt.save(s.mngr, done, s.state)
-                last_good = done
+                good.saved(done, confirmed=ev is not None)
             bar.update(1)
     return train_loss, final, t_first
 
@@ -292,6 +358,7 @@ def train(
     learning_rate: float | None = None,
     warmup_steps: int | None = None,
     tokenizer: str | None = None,
+    keep_checkpoints: int | None = None,
     eval_every: int | None = None,
     checkpoint_every: int | None = None,
     log_every: int = 1,
@@ -316,6 +383,8 @@ def train(
         learning_rate: base of the rsqrt schedule (T5: 1.0).
         warmup_steps: constant-rate steps of the schedule.
         tokenizer: a SentencePiece ``.model`` to use instead of training one.
+        keep_checkpoints: the newest checkpoints kept (default 3, at least 2): ``resume``
+            falls back to the newest good one when the latest is damaged.
         eval_every: evaluate the held-out batches every this many steps (default: 4 times).
         checkpoint_every: checkpoint every this many steps (default: 4 times, and at the end).
         log_every: write train metrics every this many steps.
@@ -335,7 +404,9 @@ def train(
     Raises:
         ValueError: bad options, a missing or empty corpus, lengths too short for span
             corruption, an existing run without ``resume``, a checkpoint from another config.
-        NonFiniteLossError: the loss became NaN or infinite; the last good checkpoint stays.
+        NonFiniteLossError: the loss, the held-out loss or the parameters became NaN or
+            infinite; the last good checkpoint (see
+            :class:`lshsim.t5.checkpoint.GoodCheckpoint`) is the newest one left.
     """
     config = get_config(config)
     steps = check_int("steps", steps, 1)
@@ -350,6 +421,7 @@ def train(
         "learning_rate": learning_rate,
         "warmup_steps": warmup_steps,
         "tokenizer": tokenizer,
+        "keep_checkpoints": keep_checkpoints,
     }
     if options is not None:
         if any(v is not None for v in given.values()):
@@ -380,7 +452,7 @@ def _train(config, opts, out, steps, every, resume, devices, progress, on_step) 
         tok.save(out / ckpt.TOKENIZER_FILE)
         ckpt.write_run(out, config, opts.to_dict())
     optimizer = make_optimizer(config, opts.learning_rate, opts.warmup_steps)
-    with ckpt.manager(out) as mngr:
+    with ckpt.manager(out, max_to_keep=opts.keep_checkpoints) as mngr:
         s = _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host, resume)
         initial = s.evaluate(0) if s.start == 0 else None
         train_loss, final, t_first = _run_steps(s, steps, every, progress, on_step)
@@ -401,10 +473,16 @@ def _train(config, opts, out, steps, every, resume, devices, progress, on_step) 
 
 
 def restore_run(out: str | Path, step: int | None = None) -> tuple[T5Config, dict, dict]:
-    """``(config, options, state)`` of a recorded run's checkpoint (default: the latest).
+    """``(config, options, state)`` of a recorded run's checkpoint (default: the latest good).
 
     ``options`` is the recorded dict of ``run.json`` (see :meth:`TrainOptions.from_dict`);
-    ``state`` holds ``params``, ``opt_state`` and ``step``, restored on the host.
+    ``state`` holds ``params``, ``opt_state`` and ``step``, restored on the host. Without
+    ``step``, a latest checkpoint that is unreadable or has non-finite parameters is passed
+    over for the newest good one, with a warning on stderr.
+
+    Raises:
+        ValueError: not a run directory, no checkpoint (at ``step``), none usable, or one that
+            is unreadable, non-finite or does not fit the recorded config (at ``step``).
     """
     from lshsim.t5.steps import abstract_state, make_optimizer
 
@@ -412,7 +490,10 @@ def restore_run(out: str | Path, step: int | None = None) -> tuple[T5Config, dic
     config, opts = ckpt.read_run(out)
     optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
     with ckpt.manager(out, read_only=True) as mngr:
-        state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
+        if step is None:
+            state, _ = ckpt.restore_good(mngr, abstract_state(config, optimizer))
+        else:
+            state = ckpt.restore(mngr, abstract_state(config, optimizer), step)
     return config, opts, state
 
 
@@ -470,31 +551,47 @@ def evaluate_run(
         only (sentinels and EOS left out: early in training they are most of what a model
         gets right); ``examples`` and ``held_out_chunks`` (distinct held-out chunks).
 
+    Without ``step``, a latest checkpoint that is unreadable, has non-finite parameters or a
+    non-finite held-out loss is passed over for the newest good one, with a one-line warning
+    on stderr.
+
     Raises:
-        ValueError: if ``checkpoint`` is not a run directory or has no checkpoint, or
-            ``examples`` or ``batch_size`` is not an integer >= 1.
+        ValueError: if ``checkpoint`` is not a run directory, has no checkpoint (at ``step``)
+            or none usable, the one at ``step`` is unreadable or non-finite, or ``examples`` or
+            ``batch_size`` is not an integer >= 1.
     """
     import jax
 
-    from lshsim.t5.steps import evaluate, make_eval_step
+    from lshsim.t5.steps import abstract_state, make_eval_step, make_optimizer
 
     if examples is not None:
         examples = check_int("examples", examples, 1)
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, 1)
     out = Path(checkpoint)
-    config, recorded, state = restore_run(out, step)
+    config, recorded = ckpt.read_run(out)
     opts = TrainOptions.from_dict(recorded)
-    if examples is None:
-        examples = opts.eval_batches * opts.batch_size
-    batch = min(batch_size or opts.batch_size, examples)
-    tok, ds = _held_out(config, opts, out)
-    batches = ds.eval_batches(batch, -(-examples // batch))
-    eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
-    ev = evaluate(eval_fn, state["params"], batches)
+    optimizer = make_optimizer(config, opts.learning_rate, opts.warmup_steps)
+    with ckpt.manager(out, read_only=True) as mngr:
+        ckpt.check_step(mngr, step)  # before building the held-out data
+        if examples is None:
+            examples = opts.eval_batches * opts.batch_size
+        batch = min(batch_size or opts.batch_size, examples)
+        tok, ds = _held_out(config, opts, out)
+        batches = ds.eval_batches(batch, -(-examples // batch))
+        eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
+        evals: list[dict] = []
+        accept = _held_out_check(eval_fn, batches, evals=evals)
+        if step is None:
+            ckpt.restore_good(
+                mngr, abstract_state(config, optimizer), accept=accept, action="evaluating"
+            )
+        else:
+            accept(ckpt.restore(mngr, abstract_state(config, optimizer), step))
+    ev = evals[-1]
     return {
         "config": config.name,
-        "step": int(state["step"]),
+        "step": ev.pop("step"),
         **ev,
         "examples": len(batches) * batch,
         "held_out_chunks": ds.num_chunks,

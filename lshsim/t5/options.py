@@ -40,6 +40,8 @@ class TrainOptions:
         eval_batches: held-out batches per evaluation.
         learning_rate: base of the rsqrt schedule (T5: 1.0).
         tokenizer: absolute path of a SentencePiece ``.model``, or ``None`` (train one).
+        keep_checkpoints: the newest checkpoints kept (>= 2, so that a damaged or diverged
+            latest checkpoint leaves a good one to fall back to).
     """
 
     batch_size: int
@@ -54,6 +56,7 @@ class TrainOptions:
     eval_batches: int = EVAL_BATCHES
     learning_rate: float = 1.0
     tokenizer: str | None = None
+    keep_checkpoints: int = 3
 
     @classmethod
     def from_config(cls, config: T5Config, **given: Any) -> TrainOptions:
@@ -78,6 +81,7 @@ class TrainOptions:
         kw["seed"] = check_int("seed", kw.get("seed", 0), 0, 2**32 - 1)
         kw["eval_batches"] = check_int("eval_batches", kw.get("eval_batches", EVAL_BATCHES), 1)
         kw["warmup_steps"] = check_int("warmup_steps", kw["warmup_steps"], 1)
+        kw["keep_checkpoints"] = check_int("keep_checkpoints", kw.get("keep_checkpoints", 3), 2)
         kw["learning_rate"] = check_float(
             "learning_rate", kw.get("learning_rate", 1.0), 0.0, math.inf, lo_open=True, hi_open=True
         )

@@ -181,8 +181,10 @@ def make_train_step(
 
     ``metrics`` holds per-token means ``loss`` (cross-entropy), ``z_loss``, ``accuracy``,
     ``router_loss`` (the softmax lookup's optional balance and z losses, summed over layers;
-    0 without them) and ``finite`` (whether loss and gradients are finite). Router jitter and
-    dropout draw from ``fold_in(key(seed), step)``.
+    0 without them), ``finite`` (whether loss and gradients are finite) and ``params_finite``
+    (whether the updated parameters are: a finite loss can still take a step to infinite or NaN
+    parameters; one fused reduction on the device, read only when the metrics are). Router
+    jitter and dropout draw from ``fold_in(key(seed), step)``.
     """
     objective = make_objective(config)
 
@@ -192,20 +194,24 @@ def make_train_step(
         updates, opt_state = optimizer.update(grads, state["opt_state"], state["params"])
         params = optax.apply_updates(state["params"], updates)
         denom = jnp.maximum(sums["weight"], 1.0)
-        finite = jnp.isfinite(sums["loss"]) & jnp.all(
-            jnp.asarray([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grads)])
-        )
+        finite = jnp.isfinite(sums["loss"]) & _all_finite(grads)
         metrics = {
             "loss": sums["loss"] / denom,
             "z_loss": sums["z_loss"] / denom,
             "router_loss": sums["aux"],
             "accuracy": sums["correct"] / denom,
             "finite": finite,
+            "params_finite": _all_finite(params),
         }
         new_state = {"step": state["step"] + 1, "params": params, "opt_state": opt_state}
         return new_state, metrics
 
     return step_fn
+
+
+def _all_finite(tree) -> jax.Array:
+    """Whether every leaf of ``tree`` is finite (a scalar bool on the device)."""
+    return jnp.all(jnp.asarray([jnp.all(jnp.isfinite(x)) for x in jax.tree_util.tree_leaves(tree)]))
 
 
 def make_eval_step(
