@@ -56,8 +56,8 @@ def check_float(
         or (x > hi or (hi_open and x == hi))
     )
     if bad:
-        left = "(" if lo_open else "["
-        right = ")" if hi_open else "]"
+        left = "(" if lo_open or math.isinf(lo) else "["  # an infinite end is never allowed
+        right = ")" if hi_open or math.isinf(hi) else "]"
         raise ValueError(f"{name} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}")
     return x
 

@@ -19,7 +19,11 @@ from lshsim._validate import check_int
 #: default" for: argparse dest -> ``(lo, hi)`` (``hi`` ``None``: no upper bound). The library
 #: checks the others (``--steps``, ``--batch``, ``--lr``, ``--K``, ...) before any work, with
 #: its own one-line messages.
-TRAIN_RANGES = {"eval_every": (1, None), "checkpoint_every": (1, None)}
+TRAIN_RANGES = {
+    "eval_every": (1, None),
+    "checkpoint_every": (1, None),
+    "keep_checkpoints": (2, None),
+}
 #: ``eval`` and ``probe``: a checkpoint step.
 STEP_RANGES = {"step": (0, None)}
 #: ``cost``: the lengths it prices (the library reads 0 as the default).

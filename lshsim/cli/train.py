@@ -88,6 +88,13 @@ def _add_train_parser(sub) -> None:
     tr.add_argument("--tokenizer", metavar="FILE", help="use this SentencePiece .model")
     tr.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
     tr.add_argument("--checkpoint-every", type=int, metavar="K", help="checkpoint every K steps")
+    tr.add_argument(
+        "--keep-checkpoints",
+        type=int,
+        metavar="N",
+        help="keep the newest N checkpoints (default 3, at least 2: a damaged or diverged "
+        "latest one falls back to the one before)",
+    )
     tr.add_argument("--devices", type=int, metavar="D", help="data-parallel devices (all)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
     tr.add_argument("--json", action="store_true", help="print the summary as JSON, no bar")
@@ -145,6 +152,7 @@ def run_train(args: argparse.Namespace) -> int:
         tokenizer=args.tokenizer,
         eval_every=args.eval_every,
         checkpoint_every=args.checkpoint_every,
+        keep_checkpoints=args.keep_checkpoints,
         devices=args.devices,
         progress=not args.json,
     )

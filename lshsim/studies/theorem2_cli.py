@@ -162,4 +162,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         sys.stdout.write(text)
     return 0
-

@@ -16,6 +16,7 @@ from typing import Any
 
 from lshsim._validate import check_int
 from lshsim.t5 import checkpoint as ckpt
+from lshsim.t5.budget import check_train_fits
 from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.options import EVAL_BATCHES, TrainOptions
 
@@ -428,10 +429,13 @@ def train(
             raise ValueError("options: pass either options or the option keywords, not both")
         given = {k: v for k, v in options.to_dict().items() if v is not None}
     opts = _run_options(config, out, resume, given)
+    check_train_fits(config, opts.batch_size, opts.input_length)  # before any data or model
     every = (
         log_every,
-        eval_every or max(1, steps // 4),
-        checkpoint_every or max(1, steps // 4),
+        max(1, steps // 4) if eval_every is None else check_int("eval_every", eval_every, 1),
+        max(1, steps // 4)
+        if checkpoint_every is None
+        else check_int("checkpoint_every", checkpoint_every, 1),
     )
     return _train(config, opts, out, steps, every, resume, devices, progress, on_step)
 
@@ -577,6 +581,7 @@ def evaluate_run(
         if examples is None:
             examples = opts.eval_batches * opts.batch_size
         batch = min(batch_size or opts.batch_size, examples)
+        check_train_fits(config, batch, opts.input_length, training=False)
         tok, ds = _held_out(config, opts, out)
         batches = ds.eval_batches(batch, -(-examples // batch))
         eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from lshsim._validate import check_float
+from lshsim._validate import as_floats, check_float
 from lshsim.hashing import FAMILIES, get_family
 from lshsim.hashing.hyperplane import radix_of
 from lshsim.theory import spherical as spherical_theory
@@ -129,7 +129,7 @@ def probabilities(family: str, n: int, cosines, **params) -> np.ndarray:
             ``[-1, 1]`` or not finite.
     """
     p = _cosine_family(family, n, params)
-    cos = np.asarray(cosines, dtype=np.float64)
+    cos = as_floats("cosines", cosines)
     if cos.size and not (np.isfinite(cos).all() and np.abs(cos).max() <= 1.0):
         raise ValueError("cosines must be finite and in [-1, 1]")
     if cos.size == 0:

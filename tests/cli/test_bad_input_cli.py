@@ -29,6 +29,15 @@ CASES = [
     ("eval --checkpoint {tmp}/none", "--checkpoint: {tmp}/none does not exist"),
     ("probe --checkpoint {tmp}/afile", "--checkpoint: {tmp}/afile is a file"),
     ("probe --checkpoint {tmp}/none", "--checkpoint: {tmp}/none does not exist"),
+    ("reproduce --quick --out {tmp}/afile", "--out: {tmp}/afile is an existing file"),
+    ("reproduce --quick --out {tmp}/afile/figs", "--out: {tmp}/afile/figs lies under"),
+    ("reproduce --verify {tmp}/none", "--verify: {tmp}/none is not a folder"),
+    ("reproduce --verify {tmp}/adir --seed 3", "--seed"),
+    # sizes that cannot fit this machine: refused from an estimate, before allocating
+    ("train --config tiny --steps 1 --out {tmp}/r --batch 100000000", "--batch: 100000000"),
+    ("params --config tiny --memory altup --K 1000000000", "--K: the "),
+    ("cost --config tiny --input-length 100000000", "--input-length: 100000000 tokens need"),
+    ("train --config tiny --steps 5 --out {tmp}/r --keep-checkpoints 1", "--keep-checkpoints"),
     # 0 (or below) is an error, never the default
     ("train --config tiny --steps 5 --out {tmp}/r --eval-every 0", "--eval-every must be an"),
     ("train --config tiny --steps 5 --out {tmp}/r --checkpoint-every 0", "--checkpoint-every"),
