@@ -9,25 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from lshsim.bench import peers, timing
+from lshsim.bench import peers
+from tests.bench import demo_row
 
 SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "bench_peers.py"
 
 
-def _row(ratio, goal=1.0, op=">=", checks=None, **extra):
-    return timing.row(
-        "demo",
-        ratio=ratio,
-        goal=goal,
-        op=op,
-        measure="peer / ours",
-        ours="a",
-        peer="b",
-        ours_s=0.5,
-        peer_s=1.0,
-        checks=checks,
-        **extra,
-    )
 
 
 def _payload(rows):
@@ -55,7 +42,7 @@ def _payload(rows):
 def test_markdown_block_is_replaced_and_the_prose_kept(tmp_path):
     path = tmp_path / "B.md"
     path.write_text(f"# Title\n\nbefore\n\n{peers.BEGIN}\nold\n{peers.END}\n\nafter\n")
-    rows = [_row(2.0, note="bound by X"), _row(0.5)]
+    rows = [demo_row(2.0, note="bound by X"), demo_row(0.5)]
     peers.write_markdown(path, _payload(rows))
     text = path.read_text()
     assert text.startswith("# Title\n\nbefore\n\n")
@@ -77,7 +64,7 @@ def test_a_failing_case_is_an_error_row_and_exit_1(monkeypatch, capsys):
         raise ModuleNotFoundError("No module named 'faiss' (pip install faiss-cpu)")
 
     def fine(quick):
-        return [_row(3.0)]
+        return [demo_row(3.0)]
 
     monkeypatch.setattr(peers, "load_cases", lambda: {"broken": broken, "fine": fine})
     status = peers.main(["--json"])

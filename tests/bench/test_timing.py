@@ -7,22 +7,7 @@ import json
 import pytest
 
 from lshsim.bench import timing
-
-
-def _row(ratio, goal=1.0, op=">=", checks=None, **extra):
-    return timing.row(
-        "demo",
-        ratio=ratio,
-        goal=goal,
-        op=op,
-        measure="peer / ours",
-        ours="a",
-        peer="b",
-        ours_s=0.5,
-        peer_s=1.0,
-        checks=checks,
-        **extra,
-    )
+from tests.bench import demo_row
 
 
 @pytest.mark.parametrize(
@@ -38,7 +23,7 @@ def _row(ratio, goal=1.0, op=">=", checks=None, **extra):
     ],
 )
 def test_meets_is_the_goal_and_every_check(ratio, goal, op, checks, meets):
-    r = _row(ratio, goal, op, checks)
+    r = demo_row(ratio, goal, op, checks)
     assert r["meets"] is meets
     assert r["goal"] == f"{op} {goal:g}"
     assert json.loads(json.dumps(r)) == r
@@ -46,7 +31,7 @@ def test_meets_is_the_goal_and_every_check(ratio, goal, op, checks, meets):
 
 def test_bad_goal_operator_is_refused():
     with pytest.raises(ValueError, match="op must be"):
-        _row(1.0, op=">")
+        demo_row(1.0, op=">")
 
 
 def test_interleaved_times_every_callable_per_round():
