@@ -26,8 +26,6 @@ TRAIN_RANGES = {
 }
 #: ``eval`` and ``probe``: a checkpoint step.
 STEP_RANGES = {"step": (0, None)}
-#: ``cost``: the lengths it prices (the library reads 0 as the default).
-COST_RANGES = {"input_length": (1, None), "target_length": (1, None)}
 #: The memory flags whose 0 the config reads as "the default".
 MEMORY_RANGES = {"extra": (1, None), "buckets": (1, None)}
 

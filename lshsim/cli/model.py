@@ -9,7 +9,6 @@ import argparse
 import dataclasses
 import json
 
-from lshsim.cli.checks import COST_RANGES, check_ranges
 from lshsim.cli.model_flags import (
     MEMORY_FIELDS,
     MEMORY_HELP,
@@ -135,7 +134,6 @@ def run_cost(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
-    check_ranges(args, COST_RANGES)
     cfg = config_from_args(args)  # checks the options' ranges and combination first
 
     from lshsim.t5.cost import comparison, flops_per_token
