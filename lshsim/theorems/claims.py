@@ -18,7 +18,6 @@ import itertools
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +33,7 @@ from lshsim.sentences import (
     sentence_cosines,
     sentence_pairs,
 )
+from lshsim.theorems.claim_types import Claim, Verdict
 
 #: SimHash ratio bounds: rho_sh(f) / sqrt(1 - f) lies in [SIMHASH_LO, 1]
 SIMHASH_LO = math.sqrt(2.0) / (math.pi * math.log(2.0))
@@ -46,48 +46,6 @@ SPHERICAL_LO, SPHERICAL_HI = 0.75, 1.35
 SPHERICAL_LOG2N = (4, 24)
 #: Laplace form's log error bound at n = 2^24 for f in [0.1, 0.9]
 LAPLACE_LOG_ERR = 0.35
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One precise claim of Theorem 1.
-
-    Attributes:
-        id: stable id, e.g. ``"T1.c1"`` (theorem 1, part c, first claim).
-        part: the paper's wording it makes precise.
-        statement: the precise statement (constants and ranges explicit).
-        test: the pytest node that property-tests it.
-        check: evaluates the claim; returns ``(holds, evidence)``.
-    """
-
-    id: str
-    part: str
-    statement: str
-    test: str
-    check: Callable[[], tuple[bool, dict]] = field(repr=False)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The result of evaluating a :class:`Claim`."""
-
-    id: str
-    statement: str
-    holds: bool
-    evidence: dict
-    seconds: float
-    test: str
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict."""
-        return {
-            "id": self.id,
-            "statement": self.statement,
-            "holds": self.holds,
-            "evidence": self.evidence,
-            "seconds": round(self.seconds, 3),
-            "test": self.test,
-        }
 
 
 def _agrees(est, exact: float, z: float = 4.0) -> bool:
