@@ -104,6 +104,8 @@ def load(path: str | Path) -> tuple[dict, dict[str, str]]:
         ValueError: If the file is missing, unreadable, or not a ``results.json``.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder: give the results.json in it")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
     try:

@@ -39,6 +39,7 @@ def test_cli_table_json_and_exit_status(tmp_path, capsys):
     ("make", "match"),
     [
         ("missing", "no such file"),
+        ("folder", "is a folder: give the results.json in it"),
         ("garbage", "not readable as JSON"),
         ("other", "not a results.json"),
         ("profile", "A is a 'quick' run and B a 'default' run"),
@@ -48,7 +49,9 @@ def test_cli_table_json_and_exit_status(tmp_path, capsys):
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, make, match):
     a = _write(tmp_path, "a", _doc())
     b = tmp_path / "b.json"
-    if make == "garbage":
+    if make == "folder":
+        b.mkdir()
+    elif make == "garbage":
         b.write_text("{not json")
     elif make == "other":
         b.write_text(json.dumps({"claims": []}))
