@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         The root parser; each command's parsed arguments carry its handler as ``func``.
     """
     # The command modules import Formatter and wrap from here, so they are imported here.
-    from lshsim.cli import check, families, model, probe, reproduce, simulate, train
+    from lshsim.cli import check, compare, families, model, probe, reproduce, simulate, train
 
     parser = Parser(
         prog="lshsim", description=_DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_parsers(sub)  # simulate, theory
     check.add_parser(sub)
     reproduce.add_parser(sub)
+    compare.add_parser(sub)
     families.add_parser(sub)
     model.add_parsers(sub)  # params, cost
     train.add_parsers(sub)  # train, eval

@@ -96,9 +96,12 @@ _SQRT2PI = math.sqrt(2.0 * math.pi)
 _HALF_ULP = 2.0**-54
 #: Uniforms drawn per trial up front by the lazy sampler (more are drawn when a trial needs them).
 LAZY_UNIFORMS_PER_TRIAL = 24
-#: Uniforms one step of the lazy sampler may use (a trial restarts from its first uniform on a
-#: fresh, longer buffer when fewer are left, so the result never depends on the buffer size).
-_LAZY_STEP_UNIFORMS = 4
+#: Uniforms one step of the lazy sampler may use: a new largest ``z`` (1), the popped extreme's
+#: ``u``, holder test and ``z`` (3) and, signed, the sign coin (1). A trial restarts from its
+#: first uniform on a fresh, longer buffer when fewer are left, so the result never depends on
+#: the buffer size. (It was 4: a signed step could then read one element past the buffer, so
+#: cross-polytope estimates depended on whatever memory followed it.)
+_LAZY_STEP_UNIFORMS = 5
 
 
 @numba.njit(cache=True, nogil=True)

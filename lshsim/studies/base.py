@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from lshsim.studies.kinds import check_kinds
+
 #: Run profiles: the committed run and the smoke run (``lshsim reproduce --quick``).
 PROFILES = ("default", "quick")
 #: 40 tokens: every overlap on the studies' grids (multiples of 1/40) is a whole token count,
@@ -32,6 +34,10 @@ class Study:
         caption: the figure's caption in ``REPORT.md``.
         configs: the config of each profile of :data:`PROFILES` (a small frozen dataclass).
         section: ``data -> lines`` of an optional ``REPORT.md`` section (None: none).
+        kinds: the reproducibility kind of each part of the data (:mod:`lshsim.studies.kinds`):
+            ``{pattern: kind}``, a pattern a ``/``-separated path into the data (``*`` one
+            key or list index, ``""`` the whole study), the longest matching pattern wins;
+            ``lshsim compare`` checks each number by its kind. Required.
     """
 
     name: str
@@ -40,6 +46,7 @@ class Study:
     caption: str
     configs: Mapping[str, Any]
     section: Callable[[dict], list[str]] | None = None
+    kinds: Mapping[str, str] | None = None
 
     def config(self, profile: str) -> Any:
         """The study's config of run profile ``profile`` (``default`` or ``quick``).
@@ -60,7 +67,8 @@ def registry(*groups: Iterable[Study]) -> dict[str, Study]:
     """Name -> study over ``groups`` (each a module's studies), in order.
 
     Raises:
-        ValueError: If two studies share a name or a study lacks a profile's config.
+        ValueError: If two studies share a name, or a study lacks a profile's config or has
+            no valid ``kinds``.
     """
     out: dict[str, Study] = {}
     for study in (s for group in groups for s in group):
@@ -69,6 +77,7 @@ def registry(*groups: Iterable[Study]) -> dict[str, Study]:
         missing = set(PROFILES) - set(study.configs)
         if missing:
             raise ValueError(f"configs: study {study.name!r} lacks {sorted(missing)}")
+        check_kinds(study.name, study.kinds)
         out[study.name] = study
     return out
 

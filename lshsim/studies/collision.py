@@ -159,6 +159,7 @@ STUDIES = (
                 exact_log2n=(1, 4, 8, 12, 16, 20),
             ),
         },
+        kinds={"": "exact", "panels/*/mc": "monte_carlo"},
     ),
     Study(
         "rho_vs_f",
@@ -168,6 +169,7 @@ STUDIES = (
         "c sqrt(1-f) (hyperplane) and c (1-f) (spherical) fitted; Voronoi and cross-polytope "
         "coincide within the line width at this n.",
         {"default": RhoConfig(rho_n=2**16, rho_f=39), "quick": RhoConfig(rho_n=2**16, rho_f=10)},
+        kinds={"": "exact"},
     ),
     Study(
         "ordering_map",
@@ -179,5 +181,6 @@ STUDIES = (
             "default": MapConfig(map_f=30, map_log2n=tuple(range(1, 21))),
             "quick": MapConfig(map_f=8, map_log2n=(1, 4, 8, 12, 16, 20)),
         },
+        kinds={"": "exact"},
     ),
 )

@@ -8,9 +8,10 @@ is wrong with a folder (an unfinished run, files missing, changed since the run,
 from another run), and :func:`summary` gives the one line ``lshsim reproduce --verify`` prints.
 
 ``manifest.json`` holds ``format``, ``writer``, ``complete``, ``seed``, ``profile``, ``config``,
-``versions`` (Python and the imported numerical packages, lshsim and its git commit when run
-from a checkout), ``files`` (``[{"path", "bytes", "sha256"}]``, paths relative to the folder,
-in the order written) and ``owns`` (the glob patterns of every file such a run may write: a
+``versions`` (Python, the platform and CPU, the imported numerical packages, lshsim and its
+git commit when run from a checkout, the lock file the environment matches and its SHA-256),
+``files`` (``[{"path", "bytes", "sha256"}]``, paths relative to the folder, in the order
+written) and ``owns`` (the glob patterns of every file such a run may write: a
 matching file the manifest does not list is left over from another run).
 """
 
@@ -42,6 +43,7 @@ PACKAGES = {
     "numpy": "numpy",
     "scipy": "scipy",
     "numba": "numba",
+    "llvmlite": "llvmlite",
     "matplotlib": "matplotlib",
     "jax": "jax",
     "jaxlib": "jaxlib",
@@ -74,9 +76,30 @@ def git_commit() -> str | None:
     return commit + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``), else :func:`platform.processor`."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def versions() -> dict[str, str]:
-    """Python, lshsim (and its git commit, when known) and every imported :data:`PACKAGES`."""
-    out = {"python": platform.python_version(), "lshsim": __version__}
+    """What a run's numbers were made with (flat ``{name: version}``).
+
+    Python, the platform and CPU, lshsim (and its git commit, when known), every imported
+    :data:`PACKAGES`, and the lock file the environment matches with its SHA-256
+    (:func:`lshsim.studies.locks.lock_record`).
+    """
+    from lshsim.studies.locks import lock_record
+
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    out["cpu"] = cpu_model()
+    out["lshsim"] = __version__
     commit = git_commit()
     if commit:
         out["lshsim_git"] = commit
@@ -86,7 +109,7 @@ def versions() -> dict[str, str]:
                 out[dist] = importlib.metadata.version(dist)
             except importlib.metadata.PackageNotFoundError:
                 out[dist] = str(getattr(sys.modules[module], "__version__", "unknown"))
-    return out
+    return {**out, **lock_record()}
 
 
 def header(writer: str, *, seed: int, profile: str, config: Mapping[str, Any]) -> dict:

@@ -24,6 +24,7 @@ from lshsim import __version__
 from lshsim._io import write_atomic
 from lshsim.studies import STUDIES, manifest
 from lshsim.studies.base import Study
+from lshsim.studies.kinds import rules
 from lshsim.studies.report import report
 
 __all__ = ["DEFAULT", "QUICK", "STUDIES", "WRITER", "owned", "run", "run_config", "write_study"]
@@ -121,7 +122,9 @@ def run(
 
     Returns:
         What ``results.json`` holds (``lshsim``, ``config``, ``seed``, ``studies``, ``claims``,
-        ``holds``) plus ``timing`` (seconds per step).
+        ``holds``, ``versions``: what the numbers were made with, ``kinds``: the
+        reproducibility kind of each part, see :mod:`lshsim.studies.kinds`) plus ``timing``
+        (seconds per step).
     """
     from lshsim.theorems import claims
 
@@ -144,6 +147,8 @@ def run(
         c.pop("seconds", None)  # timings stay out of the numbers
     results["holds"] = all(v.holds for v in verdicts)
     head["versions"] = manifest.versions()  # now that every study's packages are imported
+    results["versions"] = head["versions"]
+    results["kinds"] = rules(STUDIES.values())  # what each number promises (lshsim compare)
     seconds = time.perf_counter() - start
     write_atomic(out / "results.json", json.dumps(results, indent=1))
     text = report(verdicts, drawn, profile, seed, seconds, data, STUDIES, run_info=head)

@@ -183,6 +183,10 @@ _CONFIGS = {
     ),
 }
 
+#: the probe's numbers come through the JAX model (platform); its sizes are exact
+_KINDS = {"": "platform", "config": "exact", "lookups/*/buckets": "exact"}
+_KINDS_TRAINED = {**_KINDS, "train": "exact", "lookups/*/steps": "exact"}
+
 STUDIES = (
     Study(
         "routing_init",
@@ -194,6 +198,7 @@ STUDIES = (
         "cosines (solid), and the theory at cosine f (dashed).",
         _CONFIGS,
         section=init_section,
+        kinds=_KINDS,
     ),
     Study(
         "routing_trained",
@@ -204,5 +209,6 @@ STUDIES = (
         "off the diagonal route unlike a random lookup.",
         _CONFIGS,
         section=trained_section,
+        kinds=_KINDS_TRAINED,
     ),
 )

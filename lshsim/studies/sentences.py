@@ -94,6 +94,7 @@ STUDIES = (
                 cos_samples=4000,
             ),
         },
+        kinds={"": "exact", "rows/*/mc_mean": "monte_carlo", "rows/*/mc_sd": "monte_carlo"},
     ),
     Study(
         "tokenid_vs_minhash",
@@ -106,5 +107,6 @@ STUDIES = (
             ),
             "quick": TokenConfig(token_f=(0.1, 0.3, 0.5, 0.7, 0.9), token_pairs=300),
         },
+        kinds={"": "exact", "tokenid": "monte_carlo", "minhash": "monte_carlo"},
     ),
 )

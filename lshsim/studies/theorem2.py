@@ -75,5 +75,6 @@ STUDIES = (
         "architecture's minimal width.",
         {"default": WidthConfig(width_sweep="default"), "quick": WidthConfig(width_sweep="quick")},
         section=width_section,
+        kinds={"": "platform", "config": "exact", "seed": "exact", "params": "exact"},
     ),
 )

@@ -220,3 +220,36 @@ def test_estimate_same_numbers_for_any_thread_count(family):
     two = estimate_collision(family, 4096, threads=2, **kw)
     assert one.successes == two.successes
     assert abs(_z(one.successes, one.samples, theory.probability(family, 4096, 0.9))) < Z_MAX
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_lazy_never_reads_past_its_buffer(signed):
+    """A trial that runs out of uniforms restarts; no step may read past the buffer's end.
+
+    The buffer is a view whose next elements hold a poison value: with every end position,
+    the trials finished, their outcomes and the uniforms used must not depend on the poison.
+    (A step used to take up to 5 uniforms after checking for 4: the cross-polytope estimate
+    of ``collision_vs_n`` at n = 1024, cosine 0.9 then moved between runs of one process.)
+    """
+    cos = np.full(40, 0.9)
+    stream = np.random.default_rng(3).random(600)
+    for total in range(2 * reduced._LAZY_STEP_UNIFORMS, stream.size):
+        seen = []
+        for poison in (0.0, 1.0 - 2.0**-53):
+            buf = np.full(total + 8, poison)
+            buf[:total] = stream[:total]
+            out = np.zeros(cos.size, dtype=np.bool_)
+            steps = np.zeros(cos.size, dtype=np.int64)
+            t, pos = reduced._lazy_trials(cos, 512, signed, buf[:total], out, steps, 0)
+            assert pos <= total, (total, pos)
+            seen.append((t, pos, out[:t].tolist(), steps[:t].tolist()))
+        assert seen[0] == seen[1], total
+
+
+def test_crosspolytope_estimate_repeats_exactly():
+    """The cell whose committed estimate moved (3819 vs 3822 of 10^4): same seed, same count."""
+    kw = {"cosine": 0.9, "samples": 10_000, "seed": 1163578482, "mode": "reduced", "threads": 1}
+    counts = {estimate_collision("crosspolytope", 1024, **kw).successes for _ in range(8)}
+    assert len(counts) == 1, counts
+    p = theory.probability("crosspolytope", 1024, 0.9)
+    assert abs(_z(counts.pop(), kw["samples"], p)) < Z_MAX

@@ -107,9 +107,12 @@ def test_run_writes_the_manifest_last(tmp_path, fakes, capsys):
     report = (tmp_path / "REPORT.md").read_text()
     assert "--quick --seed 3" in report and f"python {doc['versions']['python']}" in report
     assert "`manifest.json`" in report
-    assert set(json.loads((tmp_path / "results.json").read_text())) == {
-        "lshsim", "config", "seed", "studies", "claims", "holds"
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert set(results) == {
+        "lshsim", "config", "seed", "studies", "claims", "holds", "versions", "kinds"
     }  # fmt: skip
+    assert results["versions"] == doc["versions"]  # the numbers name what made them
+    assert {"platform", "cpu", "numba", "llvmlite"} <= set(doc["versions"])
 
 
 @pytest.mark.parametrize("how", ["interrupt", "raise"])

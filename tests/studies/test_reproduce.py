@@ -32,6 +32,10 @@ def test_quick_reproduce_writes_figures_report_and_results(tmp_path, capsys):
         assert saved["seed"] == 3 and saved["config"]["name"] == "quick"
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["holds"] is True and results["seed"] == 3
+    assert results["versions"]["numpy"] and results["kinds"]["studies/collision_vs_n"] == "exact"
+    path = str(tmp_path / "results.json")
+    assert main(["compare", path, path]) == 0  # a run reproduces itself, by its own kinds
+    assert "kinds recorded in A" in capsys.readouterr().out
     assert [c["id"] for c in results["claims"]] == list(CLAIMS)
     report = (tmp_path / "REPORT.md").read_text()
     for cid in CLAIMS:

@@ -1,0 +1,65 @@
+"""``lshsim compare A B``: does run B reproduce run A, number by number, by each one's promise?"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from lshsim.cli.parser import Formatter, wrap
+
+
+def add_parser(sub) -> None:
+    """Add ``compare`` to the CLI's subparsers.
+
+    Args:
+        sub: the root parser's subparsers action.
+    """
+    cmp = sub.add_parser(
+        "compare",
+        help="compare two results.json of lshsim reproduce by what each number promises",
+        formatter_class=Formatter,
+        description=wrap(
+            "Compare two results.json written by lshsim reproduce (A the reference, e.g. the "
+            "committed figures/results.json; B a new run of the same profile and seed). Every "
+            "number carries the kind of reproducibility it promises, recorded in results.json "
+            "by the study that computed it: exact theory must agree to 1e-9 relative; "
+            "Monte-Carlo estimates must be identical when both runs used the same versions of "
+            "python, numpy, scipy, numba and llvmlite (otherwise their differences are "
+            "reported, not a broken promise); numbers downstream of XLA (the T5 routing probe, "
+            "Theorem 2's trained students) may move across platforms, and the difference is "
+            "reported. A number in one file only breaks its promise. Prints a row per "
+            "quantity (kind, numbers, how many differ, the largest difference, verdict)."
+        )
+        + "\n\n"
+        + wrap(
+            "Exit status: 0 when every promise holds, 1 when one is broken, 2 on bad input "
+            "(a missing file, not a results.json, runs of different profiles or seeds)."
+        ),
+    )
+    cmp.add_argument("a", metavar="A", help="the reference results.json")
+    cmp.add_argument("b", metavar="B", help="the results.json to check against A")
+    cmp.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (every quantity, up to 20 differences each, holds)",
+    )
+    cmp.set_defaults(func=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Compare ``A`` and ``B`` and print the verdicts.
+
+    Args:
+        args: the parsed ``compare`` arguments.
+
+    Returns:
+        The exit status: 0 when every promise holds, 1 when one is broken.
+    """
+    from lshsim.studies.compare import compare, table
+
+    result = compare(args.a, args.b)
+    if args.json:
+        print(json.dumps(result.to_dict(), default=str))
+    else:
+        print("\n".join(table(result)))
+    return 1 if result.broken else 0

@@ -1,0 +1,310 @@
+"""Compare two ``results.json`` of ``lshsim reproduce``: does each number keep its promise?
+
+Every number has a kind (:mod:`lshsim.studies.kinds`), and each kind its promise:
+
+* ``exact``: A and B agree to 1e-9 relative (strings, booleans and ``null`` exactly);
+* ``monte_carlo``: identical when both runs used the same versions of the numerical stack
+  (:data:`~lshsim.studies.kinds.MC_STACK`, from each file's ``versions`` or, for older files,
+  the ``manifest.json`` beside it). When those versions differ or are unknown, the promise
+  does not cover the pair: a difference is reported (``versions differ``), never broken;
+* ``platform``: any difference is reported with its size, never broken.
+
+A number present in one file only breaks the promise of its kind (the runs computed
+different things). The rules come from A's recorded ``kinds``, else B's, else this lshsim's
+registry (files written before the kinds were recorded). Numbers no rule covers are held to
+the ``exact`` promise. :func:`compare` returns a :class:`Comparison` (a row per rule, a
+:class:`Quantity`); :func:`table` formats it for people.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lshsim.studies.kinds import EXACT_RTOL, MC_STACK, METADATA, compile_rules, kind_of
+
+__all__ = ["EXAMPLES", "Comparison", "Quantity", "compare", "load", "table"]
+
+#: Differing numbers listed per quantity (the counts cover all of them).
+EXAMPLES = 20
+#: The label of numbers no rule covers (held to the exact promise).
+UNCLASSIFIED = "(unclassified)"
+
+
+@dataclass
+class Quantity:
+    """One rule's numbers compared: how many, how many differ, by how much, the verdict.
+
+    Attributes:
+        pattern: the rule (a path pattern into ``results.json``).
+        kind: ``exact``, ``monte_carlo`` or ``platform``.
+        numbers: values compared (present in both files).
+        differ: values that are not identical.
+        missing: values present in one file only.
+        max_abs: the largest absolute difference of the numeric values.
+        max_rel: the largest relative difference ``|a - b| / max(|a|, |b|)``.
+        verdict: ``holds``, ``BROKEN``, ``versions differ`` or ``differs (platform)``.
+        broken: whether the kind's promise is broken.
+        differences: up to :data:`EXAMPLES` ``{"path", "a", "b"}``.
+    """
+
+    pattern: str
+    kind: str
+    numbers: int = 0
+    differ: int = 0
+    missing: int = 0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    verdict: str = "holds"
+    broken: bool = False
+    differences: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    """The comparison of two runs: what they are, how their versions differ, each quantity."""
+
+    a: str
+    b: str
+    profile: str
+    seed: int
+    versions_a: dict[str, str]
+    versions_b: dict[str, str]
+    stack_differences: list[str]
+    kinds_from: str
+    quantities: list[Quantity]
+
+    @property
+    def broken(self) -> list[Quantity]:
+        """The quantities whose promise is broken."""
+        return [q for q in self.quantities if q.broken]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``holds``: no promise broken)."""
+        out = asdict(self)
+        out["holds"] = not self.broken
+        return out
+
+
+def load(path: str | Path) -> tuple[dict, dict[str, str]]:
+    """Read a ``results.json`` and the versions it was made with.
+
+    Args:
+        path: the file.
+
+    Returns:
+        ``(results, versions)``; versions from the file, else from ``manifest.json`` beside
+        it, else empty.
+
+    Raises:
+        ValueError: If the file is missing, unreadable, or not a ``results.json``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder: give the results.json in it")
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not readable as JSON ({exc})") from None
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("studies"), dict)
+        or not isinstance(doc.get("config"), dict)
+        or "name" not in doc["config"]
+        or "seed" not in doc
+    ):
+        raise ValueError(
+            f"{path}: not a results.json of lshsim reproduce (no studies, config, seed)"
+        )
+    versions = doc.get("versions")
+    if not isinstance(versions, dict):
+        versions = {}
+        manifest = path.parent / "manifest.json"
+        try:
+            found = json.loads(manifest.read_text(encoding="utf-8")).get("versions")
+            versions = found if isinstance(found, dict) else {}
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            pass
+    return doc, {str(k): str(v) for k, v in versions.items()}
+
+
+def _leaves(obj: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """``(path, value)`` of every scalar (and empty container) under ``obj``."""
+    if isinstance(obj, dict) and obj:
+        for key, value in obj.items():
+            yield from _leaves(value, (*path, str(key)))
+    elif isinstance(obj, list) and obj:
+        for i, value in enumerate(obj):
+            yield from _leaves(value, (*path, str(i)))
+    else:
+        yield path, obj
+
+
+def _numbers(doc: dict) -> dict[tuple[str, ...], Any]:
+    """Every value of a results dict by path, the metadata (:data:`METADATA`) left out."""
+    body = {k: v for k, v in doc.items() if k not in METADATA}
+    return dict(_leaves(body))
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _difference(a: Any, b: Any) -> tuple[bool, float, float]:
+    """``(identical, |a - b|, relative)``; non-numbers differ by ``inf`` when unequal."""
+    if _is_number(a) and _is_number(b):
+        if a == b or (math.isnan(a) and math.isnan(b)):
+            return True, 0.0, 0.0
+        diff = abs(a - b)
+        scale = max(abs(a), abs(b))
+        return False, diff, (diff / scale if scale > 0 and math.isfinite(diff) else math.inf)
+    same = type(a) is type(b) and a == b
+    return same, (0.0 if same else math.inf), (0.0 if same else math.inf)
+
+
+def _stack_differences(va: dict[str, str], vb: dict[str, str]) -> list[str]:
+    """How the Monte-Carlo stack's versions differ (``"numpy 2.4.6 vs 2.5.0"``)."""
+    out = []
+    for key in MC_STACK:
+        x, y = va.get(key), vb.get(key)
+        if x is None and y is None:
+            out.append(f"{key} not recorded")
+        elif x != y:
+            out.append(f"{key} {x or 'not recorded'} vs {y or 'not recorded'}")
+    return out
+
+
+def _rules(doc_a: dict, doc_b: dict) -> tuple[dict[str, str], str]:
+    for name, doc in (("A", doc_a), ("B", doc_b)):
+        if isinstance(doc.get("kinds"), dict) and doc["kinds"]:
+            return doc["kinds"], f"recorded in {name}"
+    from lshsim.studies import STUDIES
+    from lshsim.studies.kinds import rules
+
+    return rules(STUDIES.values()), "this lshsim's registry (neither file records kinds)"
+
+
+def _verdict(q: Quantity, stack_same: bool) -> None:
+    """Set ``q.verdict`` and ``q.broken`` from its counts and kind."""
+    if q.missing:
+        q.verdict, q.broken = "BROKEN", True
+    elif q.kind == "exact":
+        q.broken = q.max_rel > EXACT_RTOL
+        q.verdict = "BROKEN" if q.broken else "holds"
+    elif q.kind == "monte_carlo":
+        q.broken = stack_same and q.differ > 0
+        q.verdict = "BROKEN" if q.broken else "holds" if not q.differ else "versions differ"
+    else:
+        q.verdict = "holds" if not q.differ else "differs (platform)"
+
+
+def compare(path_a: str | Path, path_b: str | Path) -> Comparison:
+    """Compare every number of two runs by the promise of its kind.
+
+    Args:
+        path_a: the reference ``results.json`` (e.g. the committed ``figures/results.json``).
+        path_b: the ``results.json`` to check against it.
+
+    Returns:
+        The :class:`Comparison`, one :class:`Quantity` per rule that covers a number.
+
+    Raises:
+        ValueError: If a file is not a ``results.json``, or the two runs are of different
+            profiles or seeds (nothing to compare).
+    """
+    (doc_a, va), (doc_b, vb) = load(path_a), load(path_b)
+    pa, pb = doc_a["config"]["name"], doc_b["config"]["name"]
+    if pa != pb:
+        raise ValueError(f"A is a {pa!r} run and B a {pb!r} run: compare two runs of one profile")
+    if doc_a["seed"] != doc_b["seed"]:
+        raise ValueError(f"A has seed {doc_a['seed']} and B seed {doc_b['seed']}: compare one seed")
+    rules, source = _rules(doc_a, doc_b)
+    compiled = compile_rules(rules)
+    stack = _stack_differences(va, vb)
+    na, nb = _numbers(doc_a), _numbers(doc_b)
+    rows: dict[str, Quantity] = {}
+    for path in [*na, *(p for p in nb if p not in na)]:
+        match = kind_of(path, compiled)
+        pattern, kind = match if match else (UNCLASSIFIED, "exact")
+        q = rows.setdefault(pattern, Quantity(pattern, kind))
+        where = "/".join(path)
+        if path not in na or path not in nb:
+            q.missing += 1
+            side = "B" if path in na else "A"
+            if len(q.differences) < EXAMPLES:
+                q.differences.append({"path": where, "a": na.get(path), "b": nb.get(path),
+                                      "note": f"missing in {side}"})  # fmt: skip
+            continue
+        q.numbers += 1
+        same, diff, rel = _difference(na[path], nb[path])
+        if not same:
+            q.differ += 1
+            q.max_abs, q.max_rel = max(q.max_abs, diff), max(q.max_rel, rel)
+            if len(q.differences) < EXAMPLES:
+                q.differences.append({"path": where, "a": na[path], "b": nb[path]})
+    for q in rows.values():
+        _verdict(q, stack_same=not stack)
+    return Comparison(
+        a=str(path_a),
+        b=str(path_b),
+        profile=pa,
+        seed=doc_a["seed"],
+        versions_a=va,
+        versions_b=vb,
+        stack_differences=stack,
+        kinds_from=source,
+        quantities=list(rows.values()),
+    )
+
+
+def _num(x: float) -> str:
+    return "0" if x == 0 else "inf" if math.isinf(x) else f"{x:.3g}"
+
+
+def table(c: Comparison) -> list[str]:
+    """The lines ``lshsim compare`` prints: the runs, the versions, a row per quantity."""
+    lines = [
+        f"A {c.a}",
+        f"B {c.b}",
+        f"profile {c.profile}, seed {c.seed}; kinds {c.kinds_from}",
+    ]
+    if c.stack_differences:
+        lines.append(
+            "Monte-Carlo stack differs (" + "; ".join(c.stack_differences) + "): its numbers "
+            "are not promised equal, differences are reported"
+        )
+    else:
+        same = ", ".join(f"{k} {c.versions_a[k]}" for k in MC_STACK)
+        lines.append(f"Monte-Carlo stack the same ({same}): its numbers must be identical")
+    for key in ("platform", "cpu", "lock", "lshsim_git"):
+        x, y = (v.get(key, "not recorded") for v in (c.versions_a, c.versions_b))
+        lines.append(f"{key}: {x}" + ("" if x == y else f" vs {y}"))
+    width = max(len("quantity"), *(len(q.pattern) for q in c.quantities))
+    head = f"{'quantity':<{width}}  {'kind':<11}  {'numbers':>7}  {'differ':>6}  "
+    lines += ["", head + f"{'max abs':>8}  {'max rel':>8}  verdict"]
+    for q in c.quantities:
+        differ = q.differ + q.missing
+        lines.append(
+            f"{q.pattern:<{width}}  {q.kind:<11}  {q.numbers:>7}  {differ:>6}  "
+            f"{_num(q.max_abs):>8}  {_num(q.max_rel):>8}  {q.verdict}"
+        )
+    shown = [q for q in c.quantities if q.differences]
+    if shown:
+        lines += ["", "Differences (A -> B; up to 3 per quantity, all with --json):"]
+    for q in shown:
+        for d in q.differences[:3]:
+            note = f" ({d['note']})" if "note" in d else ""
+            lines.append(f"  {d['path']}: {d['a']!r} -> {d['b']!r}{note}  [{q.verdict}]")
+    broken = c.broken
+    lines.append("")
+    if broken:
+        lines.append(f"{len(broken)} of {len(c.quantities)} quantities break their promise")
+    else:
+        lines.append(f"every promise holds ({len(c.quantities)} quantities)")
+    return lines
