@@ -270,7 +270,8 @@ def test_c1(f1, f2, k):
     rho_sh(f) = -log2(1 - arccos(f)/pi) at every k (theory.rho; theory.limit_rho loses
     precision as f -> 1, see test_c1_limit_rho_precision); the ratio decreases in f (strictly,
     checked where the two cosines differ by more than 1e-6), is 1 at f = 0, and tends to
-    SIMHASH_LO = sqrt(2)/(pi ln 2) as f -> 1 (ratio - SIMHASH_LO <= 0.4 sqrt(1 - f)).
+    SIMHASH_LO = sqrt(2)/(pi ln 2) as f -> 1, with ratio - SIMHASH_LO <= (1 - SIMHASH_LO)
+    sqrt(1 - f) (equality at f = 0).
     """
     lo, hi = sorted((f1, f2))
     r_lo, r_hi = _simhash_ratio(k, lo), _simhash_ratio(k, hi)
@@ -278,7 +279,7 @@ def test_c1(f1, f2, k):
         exact = -math.log1p(-math.acos(f) / math.pi) / math.log(2.0)
         assert math.isclose(theory.rho("simhash", 2**k, f), exact, rel_tol=1e-12)
         assert SIMHASH_LO <= r <= 1.0 + 1e-12
-        assert r - SIMHASH_LO <= 0.4 * math.sqrt(1.0 - f)
+        assert r - SIMHASH_LO <= (1.0 - SIMHASH_LO) * math.sqrt(1.0 - f) + 1e-12
     if hi - lo > 1e-6:
         assert r_lo > r_hi
     else:
@@ -521,7 +522,7 @@ def test_f1(n, f, log_ratio):
 
     f_n = tie_overlap(n) is the tie P_vor(n, f_n) = f_n, with 1 < n f_n <= 3 f_3 < TIE_CONSTANT
     (largest at n = 3); for n >= ANALYTIC_FROM the proof's bound (analytic_margin < 0) gives
-    n f_n < 3 f_3 on its own. The order is checked at a random f in (0, 1] and at
+    n f_n < ANALYTIC_C < 3 f_3 on its own. The order is checked at a random f in (0, 1] and at
     f = f_n 2^u, u in [-1, 1] (near the tie), outside a band of 1e-9 around it. Below the tie
     the order reverses (n = 3, f = 0.5).
     """
@@ -530,7 +531,8 @@ def test_f1(n, f, log_ratio):
     assert math.isclose(theory.probability("voronoi", n, fn), fn, rel_tol=1e-8)
     assert 1.0 < n * fn <= sup + 1e-9 and sup < TIE_CONSTANT
     if n >= ordering.ANALYTIC_FROM:
-        assert ordering.analytic_margin(n, sup) < 0
+        assert ordering.analytic_margin(n, ordering.ANALYTIC_C) < 0
+        assert n * fn < ordering.ANALYTIC_C < sup
     for g in (f, min(1.0, fn * 2.0**log_ratio)):
         if abs(g - fn) <= 1e-9:
             continue

@@ -12,7 +12,7 @@ from lshsim.sentences import COSINE_MEAN_ERROR, COSINE_VAR_ERROR, DISTANCE_MEAN_
 from lshsim.theorems.claim_types import Claim
 from lshsim.theorems.theorem1 import ordering, rates, routing, sentence
 from lshsim.theorems.theorem1.mutations import MUTATIONS
-from lshsim.theorems.theorem1.ordering import ANALYTIC_FROM, TIE_CONSTANT
+from lshsim.theorems.theorem1.ordering import ANALYTIC_C, ANALYTIC_FROM, TIE_CONSTANT
 from lshsim.theorems.theorem1.rates import (
     GAP_RATE_HI,
     GAP_RATE_LO,
@@ -88,7 +88,8 @@ CLAIMS: tuple[Claim, ...] = (
         f"""SimHash with n = 2^k buckets (every k >= 1) at cosine f in [0, 1):
         {SIMHASH_LO:.4f} = sqrt(2)/(pi ln 2) <= rho_sh(f) / sqrt(1 - f) <= 1, where
         rho_sh(f) = -log2(1 - arccos(f)/pi) is the same at every k; the ratio decreases in f,
-        from 1 at f = 0 to the lower bound as f -> 1.""",
+        from 1 at f = 0 to the lower bound as f -> 1, and exceeds it by at most
+        (1 - {SIMHASH_LO:.4f}) sqrt(1 - f).""",
         rates.check_c1,
         "simhash-extra-bit",
     ),
@@ -138,13 +139,14 @@ CLAIMS: tuple[Claim, ...] = (
     _claim(
         "T1.d4",
         "2: Softmax collides with probability n^-O(1-f) (limit)",
-        f"""Numerical, on the grid f in {{0.1, 0.3, 0.5, 0.7, 0.9}}, n = 2^4, 2^8, ..., 2^24,
-        2^32, ..., 2^62: the gap rho_vor(n, f) - (1 - f)/(1 + f) is positive and decreasing
-        in n, and {GAP_RATE_LO} <= gap ln n / ln ln n <= {GAP_RATE_HI} (consistent with
-        gap = Theta(ln ln n / ln n), which is not proven); the Laplace form
-        P_L = Gamma(1/(1+f))^2 exp(f t^2/(1+f)) / (n sqrt(1 - f^2)), n Q(t) = 1 (a heuristic
-        derivation, no error bound), has a log error |log P - log P_L| that decreases over
-        n = 2^8 ... 2^24 and is <= {LAPLACE_LOG_ERR} at n = 2^24.""",
+        f"""Numerical (checked at f in {{0.1, 0.3, 0.5, 0.7, 0.9}} and n = 2^k, k in
+        {{4, 8, 12, 16, 20, 24, 32, 40, 48, 56, 62}}; property-tested over the whole range):
+        for f in [0.1, 0.9] and n = 2^k, 4 <= k <= 62, the gap rho_vor(n, f) - (1 - f)/(1 + f)
+        is positive and decreasing in n, and {GAP_RATE_LO} <= gap ln n / ln ln n <=
+        {GAP_RATE_HI} (consistent with gap = Theta(ln ln n / ln n), which is not proven); the
+        Laplace form P_L = Gamma(1/(1+f))^2 exp(f t^2/(1+f)) / (n sqrt(1 - f^2)), n Q(t) = 1
+        (a heuristic derivation, no error bound), has a log error |log P - log P_L| that
+        decreases over n = 2^8, 2^12, ..., 2^24 and is <= {LAPLACE_LOG_ERR} at n = 2^24.""",
         rates.check_d4,
         "laplace-form-without-gamma",
     ),
@@ -161,10 +163,11 @@ CLAIMS: tuple[Claim, ...] = (
     _claim(
         "T1.f1",
         "3: Token-ID >= Softmax for large n and small f",
-        f"""At n >= 2 buckets, Token-ID >= Softmax (f >= P_vor(n, f)) exactly when
-        f >= f_n, the unique tie in (0, 1), and 1 < n f_n <= 3 f_3 = 1.7023 < {TIE_CONSTANT}
-        (largest at n = 3; proven for n >= {ANALYTIC_FROM}, by quadrature for n <
-        {ANALYTIC_FROM}), with n f_n -> 1. Hence Softmax wins for n <= 1/f and Token-ID for
+        f"""At n >= 2 buckets, Token-ID >= Softmax (f >= P_vor(n, f)) exactly when f >= f_n,
+        the unique tie in (0, 1), and 1 < n f_n, n f_n = 1/(1 - W1) + O(1/n) -> 1 with
+        W1 = M_n^2/(n - 1) (proven); n f_n < {ANALYTIC_C} for every n >= {ANALYTIC_FROM}
+        (proven) and n f_n <= 3 f_3 = 1.7023 for 2 <= n < {ANALYTIC_FROM} (quadrature), so
+        sup_n n f_n = 3 f_3 < {TIE_CONSTANT}. Hence Softmax wins for n <= 1/f and Token-ID for
         n >= {TIE_CONSTANT}/f. That Token-ID wins exactly from n*(f) on, 1/f < n*(f) <
         1 + {TIE_CONSTANT}/f, also needs P_vor(n, f) to decrease in n: a conjecture, checked
         at n = 2 ... 24 and on a grid to 2^20, f in {{0.1, 0.5, 0.9}}. Below the tie the order
@@ -175,10 +178,11 @@ CLAIMS: tuple[Claim, ...] = (
     _claim(
         "T1.f2",
         "3: Softmax >= hyperplane LSH",
-        """For n = 2^k >= 4: P_vor(n, a) > P_sh(n, a) for a in (0, 1) and P_vor(n, a) <
-        P_sh(n, a) for a in (-1, 0) (numerical: k in {2, 3, 5, 8, 12, 16, 20, 24}, seven
-        positive and six negative cosines; proven to first order near a = 0 and a = 1); they
-        are equal at n = 2 (both are one random hyperplane) and at a in {0, 1}.""",
+        """For n = 2^k >= 4: P_vor(n, a) > P_sh(n, a) for a in (0, 1), and the order reverses
+        for negative cosines, P_vor(n, a) < P_sh(n, a) for a in (-1, 0) (numerical: checked at
+        k in {2, 3, 5, 8, 12, 16, 20, 24}, seven positive and six negative cosines, and
+        property-tested for k <= 24); they are equal at n = 2 (both are one random
+        hyperplane, proven) and at a in {0, 1}.""",
         ordering.check_f2,
         "voronoi-even-in-cosine",
     ),
