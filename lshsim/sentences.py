@@ -238,8 +238,8 @@ def _sum_norms(k: int, shape: tuple[int, ...], dim: int, rng: np.random.Generato
     return r
 
 
-def _cosine_chunk(count: int, s: int, m: int, dim: int, rng: np.random.Generator) -> np.ndarray:
-    """Cosines of ``count`` pairs with ``s`` shared and ``m >= 1`` unshared tokens each."""
+def _sums_chunk(count: int, s: int, m: int, dim: int, rng: np.random.Generator):
+    """``(|S1|^2, |S2|^2, <S1, S2>)`` of ``count`` pairs, ``s`` shared and ``m`` unshared tokens."""
     r_s = _sum_norms(s, (count,), dim, rng)
     r_a, r_b = _sum_norms(m, (2, count), dim, rng)
     # Bartlett factor of the directions of P_S, P_A, P_B: columns (t00, 0, 0), (t01, t11, 0)
@@ -253,13 +253,50 @@ def _cosine_chunk(count: int, s: int, m: int, dim: int, rng: np.random.Generator
     c_sb = t02 / n2
     c_ab = (t01 * t02 + t11 * t12) / (n1 * n2)
     ss = r_s * r_s
-    num = ss + r_s * (r_a * c_sa + r_b * c_sb) + r_a * r_b * c_ab
+    dot = ss + r_s * (r_a * c_sa + r_b * c_sb) + r_a * r_b * c_ab
     n1sq = np.maximum(ss + r_a * r_a + 2.0 * r_s * r_a * c_sa, 0.0)
     n2sq = np.maximum(ss + r_b * r_b + 2.0 * r_s * r_b * c_sb, 0.0)
+    return n1sq, n2sq, dot
+
+
+def _cosine_chunk(count: int, s: int, m: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+    """Cosines of ``count`` pairs with ``s`` shared and ``m >= 1`` unshared tokens each."""
+    n1sq, n2sq, num = _sums_chunk(count, s, m, dim, rng)
     den = np.sqrt(n1sq * n2sq)
     # a sentence sum of exactly 0 (probability 0) normalises to 0, as in sentence_pairs
     cos = np.divide(num, den, out=np.zeros(count), where=den > 0)
     return np.clip(cos, -1.0, 1.0)
+
+
+def sentence_sums(
+    count: int, overlap: float, *, length: int, dim: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Sample the Gram matrix of the two sentences' token-embedding sums ``S1``, ``S2``.
+
+    The same exact ``O(l)`` construction as :func:`sentence_cosines` (which is
+    ``<S1, S2> / (|S1| |S2|)`` of these, from the same draws when ``s < l``), for callers that
+    need more than the cosine: the delta method of :func:`cosine_moments` is an expansion in
+    ``x = (<S1, S2> - s) / l``, ``y = (|S1|^2 - l) / l`` and ``z = (|S2|^2 - l) / l``, whose
+    first and second moments are known exactly (claim T1.g1 uses them as control variates).
+
+    Args:
+        count: number of pairs, >= 0.
+        overlap: ``f`` in [0, 1]; the pair shares ``s = round_half_up(f l)`` tokens.
+        length: ``l`` >= 1 tokens per sentence.
+        dim: ``d`` >= 2.
+        rng: generator for the draws.
+
+    Returns:
+        float64[count, 3]: columns ``|S1|^2``, ``|S2|^2``, ``<S1, S2>`` (unnormalised sums).
+    """
+    count = check_int("count", count, 0)
+    s = shared_tokens(overlap, length)
+    dim = check_int("dim (d)", dim, 2)
+    out = np.empty((count, 3))
+    for c0 in range(0, count, COSINE_CHUNK):
+        m = min(COSINE_CHUNK, count - c0)
+        out[c0 : c0 + m] = np.stack(_sums_chunk(m, s, length - s, dim, rng), axis=1)
+    return out
 
 
 #: Error constants of :func:`cosine_moments` and :func:`distance_moments` (fitted to the exact

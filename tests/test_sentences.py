@@ -417,6 +417,32 @@ def test_sentence_cosines_same_seed_same_values():
     assert not np.array_equal(a, c)
 
 
+@pytest.mark.parametrize(("overlap", "length", "dim"), [(0.5, 8, 16), (0.0, 5, 2), (0.9, 40, 64)])
+def test_sentence_sums_are_the_cosines_draws(overlap, length, dim):
+    """sentence_sums: from the same seed, <S1, S2>/(|S1||S2|) is sentence_cosines bit for bit
+    (across a chunk boundary), and E|S1|^2 = E|S2|^2 = l, E<S1, S2> = s (sums of unit vectors
+    with uncorrelated cross terms) within 4 standard errors."""
+    count = sentences.COSINE_CHUNK + 100
+    sums = sentences.sentence_sums(
+        count, overlap, length=length, dim=dim, rng=np.random.default_rng(31)
+    )
+    cos = sentence_cosines(count, overlap, length=length, dim=dim, rng=np.random.default_rng(31))
+    np.testing.assert_array_equal(
+        np.clip(sums[:, 2] / np.sqrt(sums[:, 0] * sums[:, 1]), -1.0, 1.0), cos
+    )
+    s = shared_tokens(overlap, length)
+    for col, mean in zip(sums.T, (length, length, s), strict=True):
+        assert abs(col.mean() - mean) <= 4 * col.std() / math.sqrt(count) + 1e-12
+
+
+def test_sentence_sums_full_overlap():
+    """s = l: both sums are the same vector (all three entries equal, not a constant)."""
+    sums = sentences.sentence_sums(50, 1.0, length=6, dim=5, rng=np.random.default_rng(2))
+    np.testing.assert_array_equal(sums[:, 0], sums[:, 1])
+    np.testing.assert_allclose(sums[:, 2], sums[:, 0], rtol=1e-12)
+    assert sums[:, 0].std() > 0
+
+
 # -- cosine_moments / distance_moments: the delta method ------------------------------------------
 
 #: (f, l, d) checked against the exact sampler, inside the domain where the bounds are stated

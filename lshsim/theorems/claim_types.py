@@ -7,14 +7,20 @@ A claim's ``check`` calls the library and returns ``(holds, evidence)``, with ev
 named, deliberately broken version of what the check exercises (for example the exact
 probability scaled by 1.01): while the mutation's context manager is active the library
 misbehaves in that one way, and a check that can fail must then report ``holds = False``
-(``lshsim check --mutate``).
+(``lshsim check --mutate``). :func:`replacing` builds the usual kind of mutation: one library
+function replaced, wherever a module of the package binds it, by a broken version of itself.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import importlib
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+
+#: A check: no arguments, returns ``(holds, evidence)``.
+CheckFn = Callable[[], tuple[bool, dict]]
 
 
 @dataclass(frozen=True)
@@ -44,19 +50,27 @@ class Claim:
         test: the pytest node that property-tests it.
         check: evaluates the claim; returns ``(holds, evidence)``.
         mutation: the broken library under which ``check`` must fail.
+        quick_check: the same check on a smaller grid or sample (for the test suite, which
+            runs every claim with and without its mutation); None: ``check`` itself.
     """
 
     id: str
     part: str
     statement: str
     test: str
-    check: Callable[[], tuple[bool, dict]] = field(repr=False)
+    check: CheckFn = field(repr=False)
     mutation: Mutation | None = field(default=None, repr=False)
+    quick_check: CheckFn | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The result of evaluating a :class:`Claim` (and, with ``mutate``, its mutation)."""
+    """The result of evaluating a :class:`Claim` (and, with ``mutate``, its mutation).
+
+    ``fails_under_mutation`` is None when the mutation was not run, False when the claim has no
+    mutation or its check still held under it, True when the check reported ``holds = False``
+    or raised (the error is then in ``mutation_evidence["error"]``).
+    """
 
     id: str
     statement: str
@@ -66,6 +80,8 @@ class Verdict:
     test: str
     mutation: str | None = None
     fails_under_mutation: bool | None = None
+    mutation_evidence: dict | None = None
+    mutation_seconds: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (the mutation keys only when the mutation was run)."""
@@ -80,4 +96,53 @@ class Verdict:
         if self.fails_under_mutation is not None:
             out["mutation"] = self.mutation
             out["fails_under_mutation"] = self.fails_under_mutation
+            out["mutation_evidence"] = self.mutation_evidence
+            out["mutation_seconds"] = round(self.mutation_seconds or 0.0, 3)
         return out
+
+
+def _bindings(original: object) -> list[tuple[object, str]]:
+    """Every ``(module, name)`` of the loaded ``lshsim`` modules bound to ``original``."""
+    found = []
+    for mod_name, module in list(sys.modules.items()):
+        if module is None or not (mod_name == "lshsim" or mod_name.startswith("lshsim.")):
+            continue
+        for name, value in list(vars(module).items()):
+            if value is original:
+                found.append((module, name))
+    return found
+
+
+def replacing(
+    target: str, broken: Callable[[Callable], Callable]
+) -> Callable[[], contextlib.AbstractContextManager]:
+    """A :attr:`Mutation.apply`: the function at ``target`` replaced by ``broken(original)``.
+
+    The replacement is bound in place of the original in every loaded module of the package
+    that binds it (its home module and every ``from ... import`` of it), so callers that look
+    it up at call time, through any of those names, get the broken version. Leaving the
+    context restores every binding.
+
+    Args:
+        target: dotted path of the function, e.g. ``"lshsim.theory.closed_forms.jaccard"``.
+        broken: maps the original function to its broken replacement.
+
+    Returns:
+        A callable returning the context manager.
+    """
+    module_name, _, attr = target.rpartition(".")
+
+    @contextlib.contextmanager
+    def apply() -> Iterator[None]:
+        original = getattr(importlib.import_module(module_name), attr)
+        replacement = broken(original)
+        bound = _bindings(original)
+        for module, name in bound:
+            setattr(module, name, replacement)
+        try:
+            yield
+        finally:
+            for module, name in bound:
+                setattr(module, name, original)
+
+    return apply
