@@ -7,7 +7,8 @@ XLA: the model tests build the same small T5 steps again and again (a new ``jax.
 time, so JAX's in-memory cache misses). JAX's persistent compilation cache, keyed on the
 lowered HLO, the compile options and the JAX/XLA versions, serves those repeats from disk, for
 every pytest-xdist worker and every subprocess the tests start (they inherit the variables).
-It halves the CPU time of tests/t5 on a cold cache. It lives in ``.jax_cache/`` at the repo
+It halves the CPU time of tests/t5 on a cold cache. Under pytest-xdist each worker runs
+OpenBLAS on one thread (see the end of this file). It lives in ``.jax_cache/`` at the repo
 root (git-ignored); set ``JAX_COMPILATION_CACHE_DIR`` to move it, or to ``""`` to turn it off.
 """
 
@@ -32,3 +33,9 @@ os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).parents[1]
 # Cache every compile, however small or quick: the repeats are what cost.
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One xdist worker per core already fills the machine: a multithreaded BLAS in every worker
+    # only adds contention (a small GEMM's parallel start-up costs 100x its work on a busy
+    # core). Numba's pool is left alone: tests set its thread count explicitly where it matters.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
