@@ -39,3 +39,14 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # only adds contention (a small GEMM's parallel start-up costs 100x its work on a busy
     # core). Numba's pool is left alone: tests set its thread count explicitly where it matters.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the tests marked ``slow`` first (a stable sort keeps the rest in file order).
+
+    pytest-xdist's work-stealing scheduler hands each worker a contiguous run of the test list
+    and lets idle workers steal from the end of another's: a test of several minutes left
+    near the end would run alone while the other core idles. Started first, it runs while the
+    other worker works through the short tests.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

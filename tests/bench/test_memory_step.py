@@ -10,6 +10,7 @@ pytest.importorskip("jax")
 pytest.importorskip("torch")  # t5_step (whose runner it reuses) imports the torch side lazily
 
 
+@pytest.mark.slow
 def test_quick_run_times_each_variant_against_the_baseline(tmp_path, capsys):
     from lshsim.bench import memory_step as bench
 

@@ -159,6 +159,7 @@ def _train_losses(run_dir):
     return [(r["step"], r["loss"]) for r in rows if r["split"] == "train"]
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_reproduces_the_uninterrupted_losses(capsys, tmp_path, small_corpus):
     """A real ``kill -9`` of ``lshsim train`` mid-run, then ``--resume``: the same losses."""
     common = [

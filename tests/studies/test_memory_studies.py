@@ -111,6 +111,7 @@ def test_out_inside_the_repository_is_refused(tmp_path):
     assert exc.value.code == 2
 
 
+@pytest.mark.slow
 def test_micro_run_writes_rows_and_resumes(tmp_path, monkeypatch):
     """3 steps of table5's baseline and AltUp K=2 (1+1 layers) write finite rows; a rerun
     trains nothing; a run whose row was lost is finished from its directory; --plot draws."""

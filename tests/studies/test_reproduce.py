@@ -12,6 +12,7 @@ from lshsim.studies import reproduce
 from lshsim.theorems.claims import CLAIMS
 
 
+@pytest.mark.slow
 def test_quick_reproduce_writes_figures_report_and_results(tmp_path, capsys):
     """`reproduce --quick --out DIR` exits 0 and writes PNG+SVG per figure, one JSON per study
     (with config and seed), results.json (claims all holding) and REPORT.md (claims table and

@@ -107,6 +107,7 @@ def test_wrong_step_names_the_steps_there_are(base, capsys):
     ("kinds", "fallback"),
     [(("truncated",), 6), (("manifest",), 6), (("metadata", "no-default"), 4)],
 )
+@pytest.mark.slow
 def test_resume_falls_back_to_the_newest_good_checkpoint(base, tmp_path, capsys, kinds, fallback):
     """A damaged latest checkpoint (or two): resume from the newest good one, warn once, and
     train exactly the losses of the uninterrupted run from there on."""

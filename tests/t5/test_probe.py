@@ -149,6 +149,7 @@ def _corpus_source(config):
         ("lsh", {"lsh_family": "crosspolytope"}),
     ],
 )
+@pytest.mark.slow
 def test_random_lookups_agree_with_the_theory_at_initialisation(lookup, extra):
     """At initialisation every layer's router / LSH matrix is a random draw independent of
     its inputs, so the measured rates agree with the theory given the measured cosines:

@@ -268,6 +268,7 @@ _SHARDED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_sharded_step_equals_single_device_step():
     env = dict(
         os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu"
