@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import logging
 import os
 import re
 import shlex
@@ -131,6 +132,35 @@ class SlurmResources:
         return params
 
 
+def import_submitit() -> Any:
+    """``submitit``, imported without its logging set-up; a warning handler on stderr instead.
+
+    On import, submitit calls ``logging.config.dictConfig``, which closes every logging
+    handler the process has (absl's, once JAX is imported, closes the stream it holds: under
+    pytest, the capture file). ``SUBMITIT_LOG_LEVEL=NOCONFIG`` during the import skips that;
+    the job's own process, started with the usual environment, configures it as usual.
+
+    Returns:
+        The ``submitit`` module.
+    """
+    if "submitit" not in sys.modules:
+        saved = os.environ.get("SUBMITIT_LOG_LEVEL")
+        os.environ["SUBMITIT_LOG_LEVEL"] = "NOCONFIG"
+        try:
+            import submitit  # noqa: F401
+        finally:
+            if saved is None:
+                del os.environ["SUBMITIT_LOG_LEVEL"]
+            else:
+                os.environ["SUBMITIT_LOG_LEVEL"] = saved
+        logger = logging.getLogger("submitit")
+        if not logger.handlers:
+            handler = logging.StreamHandler()
+            handler.setLevel(logging.WARNING)
+            logger.addHandler(handler)
+    return sys.modules["submitit"]
+
+
 def slurm_folder(job: Job) -> Path:
     """Where submitit keeps the job's script, pickles and logs: the run directory's ``slurm/``."""
     return Path(job.run_dir) / "slurm"
@@ -147,6 +177,7 @@ def sbatch_script(job: Job, resources: SlurmResources, python: str | None = None
     Returns:
         The script's text.
     """
+    import_submitit()
     from submitit.slurm.slurm import _make_sbatch_string
 
     folder = slurm_folder(job)
@@ -182,9 +213,7 @@ ExecutorFactory = Callable[[Path, dict[str, Any]], Any]
 
 
 def _slurm_executor(folder: Path, params: dict[str, Any]) -> Any:
-    import submitit
-
-    executor = submitit.SlurmExecutor(folder=folder)
+    executor = import_submitit().SlurmExecutor(folder=folder)
     executor.update_parameters(**params)
     return executor
 

@@ -68,7 +68,5 @@ def test_slurm_without_sbatch_fails_before_any_work(tmp_path, monkeypatch):
 
 def test_an_unreachable_scheduler_fails_when_the_launcher_is_built():
     argv = ("--launcher", "dask", "--scheduler", "tcp://127.0.0.1:9", "--scheduler-timeout", "0.5")
-    with pytest.raises(
-        ValueError, match="--scheduler: cannot reach tcp://127.0.0.1:9 within 0.5 s"
-    ):
+    with pytest.raises(ValueError, match=r"--scheduler: cannot reach tcp://127\.0\.0\.1:9 within"):
         build(parse(*argv))

@@ -8,6 +8,7 @@ subprocesses, as SLURM would, through the pickled :func:`slurm_entry`.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import stat
@@ -17,9 +18,12 @@ import pytest
 
 from lshsim.launch import SlurmLauncher, SlurmResources, collect, parse_time, sbatch_script
 from lshsim.launch.rundir import FAILED_FILE, JOB_FILE, SUBMITTED_FILE
+from lshsim.launch.slurm import import_submitit
 from tests.launch import toy
 
-submitit = pytest.importorskip("submitit")
+if importlib.util.find_spec("submitit") is None:
+    pytest.skip("needs submitit (the launch extra)", allow_module_level=True)
+submitit = import_submitit()  # not pytest.importorskip: see import_submitit
 
 RESOURCES = SlurmResources(
     time=parse_time("1-02:03:00"),
@@ -132,7 +136,7 @@ def test_submission_records_job_ids_and_skips_pending_runs(tmp_path, fake_slurm)
     launcher = SlurmLauncher(RESOURCES)
     report = launcher.launch(jobs)
     assert report.submitted == {"k1": "4200", "k2": "4201"}
-    for job, job_id in zip(jobs, ("4200", "4201")):
+    for job, job_id in zip(jobs, ("4200", "4201"), strict=True):
         assert (fake_slurm / f"{job_id}.sh").read_text() == sbatch_script(job, RESOURCES)
         assert json.loads((job.run_dir / SUBMITTED_FILE).read_text())["job_id"] == job_id
         assert (job.run_dir / JOB_FILE).is_file()
