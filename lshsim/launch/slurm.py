@@ -2,11 +2,13 @@
 
 Each run is submitted by a ``submitit.SlurmExecutor`` whose folder is the run directory's
 ``slurm/`` (the sbatch script, the pickled call, the logs ``%j_0_log.out``/``.err``); the job
-calls :func:`slurm_entry` on the run directory, which starts JAX's multi-host runtime when the
+calls :class:`SlurmEntry` on the run directory, which starts JAX's multi-host runtime when the
 job has several tasks (``--nodes N``: one task per node, each driving its node's GPUs; the
 loop in :mod:`lshsim.t5.loop` then spans all hosts) and runs
-:func:`lshsim.launch.rundir.execute_job`. The job id is recorded in ``submitted.json``; the
-launcher does not wait: rows are collected from the run directories once the jobs finish.
+:func:`lshsim.launch.rundir.execute_job`; a job that reaches its time limit or is preempted is
+requeued by submitit and resumes from the run's last checkpoint. The job id is recorded in
+``submitted.json``; the launcher does not wait: rows are collected from the run directories
+once the jobs finish.
 
 ``dry_run`` prints the script of every job instead: the text ``submitit`` would write
 (``submitit.slurm.slurm._make_sbatch_string`` with the parameters of :meth:`SlurmResources.
@@ -186,25 +188,30 @@ def sbatch_script(job: Job, resources: SlurmResources, python: str | None = None
     return _make_sbatch_string(command=command, folder=folder, **resources.parameters(job))
 
 
-def slurm_entry(run_dir: str) -> dict:
+class SlurmEntry:
     """What a SLURM job runs: :func:`~lshsim.launch.rundir.execute_job`, on every task.
 
     With several tasks (``--nodes N``) JAX's multi-host runtime is started first (it reads the
-    coordinator from SLURM's environment); process 0 writes the run's files.
-
-    Args:
-        run_dir: the run directory.
-
-    Returns:
-        The run's row.
+    coordinator from SLURM's environment); process 0 writes the run's files. Near its time
+    limit, or when preempted, submitit calls :meth:`checkpoint` and requeues the job (up to 3
+    times): training resumes from the run's last checkpoint.
     """
-    primary = True
-    if int(os.environ.get("SLURM_NTASKS", "1")) > 1:  # pragma: no cover - needs a cluster
-        import jax
 
-        jax.distributed.initialize()
-        primary = jax.process_index() == 0
-    return execute_job(run_dir, primary=primary)
+    def __call__(self, run_dir: str) -> dict:
+        """Run the job in ``run_dir``; return its row."""
+        primary = True
+        if int(os.environ.get("SLURM_NTASKS", "1")) > 1:  # pragma: no cover - needs a cluster
+            import jax
+
+            jax.distributed.initialize()
+            primary = jax.process_index() == 0
+        return execute_job(run_dir, primary=primary)
+
+    def checkpoint(self, run_dir: str) -> Any:
+        """The same call, for submitit to requeue (the run's own checkpoints hold the state)."""
+        from submitit.helpers import DelayedSubmission
+
+        return DelayedSubmission(self, run_dir)
 
 
 #: Builds a ready executor from a folder and :meth:`SlurmResources.parameters` (tests give
@@ -255,7 +262,7 @@ class SlurmLauncher:
         try:
             # submitit also prints sbatch's stderr on a failure: the error below says it once
             with contextlib.redirect_stderr(io.StringIO()):
-                return executor.submit(slurm_entry, str(job.run_dir))
+                return executor.submit(SlurmEntry(), str(job.run_dir))
         except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
             raise ValueError(f"sbatch: run {job.key} was refused: {one_line(exc)[:300]}") from None
 

@@ -3,7 +3,7 @@
 Without a SLURM cluster: the script is compared with the one ``submitit.SlurmExecutor``
 writes itself; submission goes through the real ``SlurmExecutor`` to a fake ``sbatch`` that
 records the script and answers with a job id; and ``submitit.LocalExecutor`` runs the jobs in
-subprocesses, as SLURM would, through the pickled :func:`slurm_entry`.
+subprocesses, as SLURM would, through the pickled :class:`SlurmEntry`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import sys
 import pytest
 
 from lshsim.launch import SlurmLauncher, SlurmResources, collect, parse_time, sbatch_script
-from lshsim.launch.rundir import FAILED_FILE, JOB_FILE, SUBMITTED_FILE
-from lshsim.launch.slurm import import_submitit
+from lshsim.launch.rundir import FAILED_FILE, JOB_FILE, SUBMITTED_FILE, write_job
+from lshsim.launch.slurm import SlurmEntry, import_submitit
 from tests.launch import toy
 
 if importlib.util.find_spec("submitit") is None:
@@ -167,7 +167,7 @@ def test_without_sbatch_the_launcher_says_so(tmp_path, monkeypatch):
 
 
 def test_submitit_local_executor_runs_the_pickled_entry_in_subprocesses(tmp_path, monkeypatch):
-    """What a SLURM node does, minus SLURM: unpickle slurm_entry and run the job."""
+    """What a SLURM node does, minus SLURM: unpickle SlurmEntry and run the job."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
 
     def local(folder, params):
@@ -184,3 +184,14 @@ def test_submitit_local_executor_runs_the_pickled_entry_in_subprocesses(tmp_path
     assert report.failed == {"k5": "RuntimeError: toy failure on two lines"}
     assert seen["k4"]["square"] == 16 and seen["k4"]["pid"] != os.getpid()
     assert collect(jobs).rows == seen
+
+
+def test_the_entry_requeues_itself_on_the_same_run_directory(tmp_path):
+    """On a time limit or preemption submitit calls checkpoint() and submits what it returns."""
+    (job,) = toy.jobs(tmp_path, [6])
+    write_job(job)
+    entry = SlurmEntry()
+    delayed = entry.checkpoint(str(job.run_dir))
+    assert isinstance(delayed, submitit.helpers.DelayedSubmission)
+    assert delayed.function is entry and delayed.args == (str(job.run_dir),)
+    assert delayed.result()["square"] == 36 and toy.calls(job) == 1
