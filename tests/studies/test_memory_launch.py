@@ -10,6 +10,7 @@ resources and run directory.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import math
 import random
@@ -20,6 +21,8 @@ import pytest
 pytest.importorskip("jax")
 pytest.importorskip("sentencepiece")
 pytest.importorskip("distributed")
+if importlib.util.find_spec("submitit") is None:  # not importorskip: see import_submitit
+    pytest.skip("needs submitit (the launch extra)", allow_module_level=True)
 
 from lshsim.launch import DaskLauncher, LocalLauncher
 from lshsim.launch.rundir import FAILED_FILE, JOB_FILE, RESULT_FILE
