@@ -43,6 +43,7 @@ from lshsim.launch.rundir import (
     execute_job,
     one_line,
     read_failure,
+    read_result,
     read_submission,
     write_job,
 )
@@ -228,8 +229,9 @@ def _slurm_executor(folder: Path, params: dict[str, Any]) -> Any:
 class SlurmLauncher:
     """Submits one SLURM job per run with ``submitit`` (or prints the scripts: ``dry_run``).
 
-    A run whose job was submitted before (``submitted.json``) and that has neither finished
-    nor failed is pending, running or was killed: it is skipped unless ``resubmit``.
+    A finished run is reported with its recorded row and not submitted. A run whose job was
+    submitted before (``submitted.json``) and that has neither finished nor failed is pending,
+    running or was killed: it is skipped unless ``resubmit``.
 
     Args:
         resources: what each job asks for.
@@ -256,10 +258,9 @@ class SlurmLauncher:
         self.executor, self.echo = executor, echo
 
     def _submit(self, job: Job) -> Any:
-        folder = slurm_folder(job)
         make = self.executor or _slurm_executor
-        executor = make(folder, self.resources.parameters(job))
         try:
+            executor = make(slurm_folder(job), self.resources.parameters(job))
             # submitit also prints sbatch's stderr on a failure: the error below says it once
             with contextlib.redirect_stderr(io.StringIO()):
                 return executor.submit(SlurmEntry(), str(job.run_dir))
@@ -274,7 +275,8 @@ class SlurmLauncher:
             on_result: called with each finished job and its row (``wait`` only).
 
         Returns:
-            The report (``submitted``, ``skipped``; with ``wait`` also ``done``, ``failed``).
+            The report (``submitted``, ``skipped``, ``done`` for runs finished before; with
+            ``wait`` also the submitted runs that finish or fail).
 
         Raises:
             ValueError: SLURM's ``sbatch`` is not on this machine, or it refused a job.
@@ -292,6 +294,12 @@ class SlurmLauncher:
             )
         submitted = []
         for job in jobs:
+            row = read_result(job.run_dir, job.key)
+            if row is not None:  # finished before: its row, nothing submitted
+                report.done.append(job.key)
+                if on_result is not None:
+                    on_result(job, row)
+                continue
             pending = read_submission(job.run_dir) and read_failure(job.run_dir) is None
             if pending and not self.resubmit:
                 report.skipped.append(job.key)

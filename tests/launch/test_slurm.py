@@ -16,7 +16,14 @@ import sys
 
 import pytest
 
-from lshsim.launch import SlurmLauncher, SlurmResources, collect, parse_time, sbatch_script
+from lshsim.launch import (
+    SlurmLauncher,
+    SlurmResources,
+    collect,
+    execute_job,
+    parse_time,
+    sbatch_script,
+)
 from lshsim.launch.rundir import FAILED_FILE, JOB_FILE, SUBMITTED_FILE, write_job
 from lshsim.launch.slurm import SlurmEntry, import_submitit
 from tests.launch import toy
@@ -133,9 +140,14 @@ def fake_slurm(tmp_path, monkeypatch):
 
 def test_submission_records_job_ids_and_skips_pending_runs(tmp_path, fake_slurm):
     jobs = toy.jobs(tmp_path / "runs", [1, 2])
+    (done,) = toy.jobs(tmp_path / "runs", [3])
+    write_job(done)
+    execute_job(done.run_dir)  # finished before: reported, not submitted
     launcher = SlurmLauncher(RESOURCES)
-    report = launcher.launch(jobs)
+    seen = {}
+    report = launcher.launch([*jobs, done], lambda job, row: seen.setdefault(job.key, row))
     assert report.submitted == {"k1": "4200", "k2": "4201"}
+    assert report.done == ["k3"] and seen["k3"]["square"] == 9
     for job, job_id in zip(jobs, ("4200", "4201"), strict=True):
         assert (fake_slurm / f"{job_id}.sh").read_text() == sbatch_script(job, RESOURCES)
         assert json.loads((job.run_dir / SUBMITTED_FILE).read_text())["job_id"] == job_id

@@ -105,21 +105,8 @@ def _launch(root, corpus, launcher):
     return doc, report, logs
 
 
-@pytest.fixture(scope="module")
-def local(tmp_path_factory, corpus):
-    root = tmp_path_factory.mktemp("local")
-    return root, *_launch(root, corpus, LocalLauncher())
-
-
-@pytest.fixture(scope="module")
-def dask(tmp_path_factory, corpus):
-    root = tmp_path_factory.mktemp("dask")
-    return root, *_launch(root, corpus, DaskLauncher(workers=1))
-
-
-def test_local_launch_writes_each_run_directory_and_the_json(local, corpus):
-    root, doc, report, logs = local
-    keys = [s.key for s in micro_specs(corpus)["table5"]]
+def _check_local(root, keys, doc, report, logs):
+    """Each run directory holds its job, its training files and its row; so does the JSON."""
     assert logs[0] == "2 distinct runs, 0 already done, 2 to do"
     assert report.done == keys and report.failed == {}
     saved = json.loads((root / "m.json").read_text())
@@ -137,9 +124,8 @@ def test_local_launch_writes_each_run_directory_and_the_json(local, corpus):
     assert saved["runs"][keys[0]]["heldout"] != saved["runs"][keys[1]]["heldout"]  # two seeds
 
 
-def test_dask_and_local_give_the_same_rows(local, dask):
-    """Same seeds, same numbers: bit for bit, in a worker process as here."""
-    (_, local_doc, _, _), (root, doc, report, logs) = local, dask
+def _check_same_rows(root, local_doc, doc, report, logs):
+    """Same seeds, same numbers: the worker process's rows are this process's, bit for bit."""
     assert sorted(report.done) == sorted(local_doc["runs"]) and report.failed == {}
     assert len(logs) == 3 and logs[1].startswith("[1/2] table5: Baseline seed ")
     for key, row in doc["runs"].items():
@@ -149,29 +135,28 @@ def test_dask_and_local_give_the_same_rows(local, dask):
         assert row["run_dir"] == str(root / "runs" / key)
 
 
-def test_a_relaunch_trains_nothing_and_takes_rows_from_the_run_directories(
-    local, corpus, tmp_path, monkeypatch
-):
-    root, doc, _, _ = local
+def _check_relaunch(root, corpus, doc, tmp_path, monkeypatch):
+    """Nothing is trained again; rows come from the JSON or, without it, the run directories."""
 
     def no_training(*args, **kwargs):
         raise AssertionError("a finished run was trained again")
 
-    monkeypatch.setattr(runner, "train_one", no_training)
-    for json_path in (root / "m.json", tmp_path / "fresh.json"):  # in the JSON, or only on disk
-        logs = []
-        again, report = ms.launch_runs(
-            micro_specs(corpus), "smoke", root / "runs", json_path, log=logs.append
-        )
-        assert logs == ["2 distinct runs, 2 already done, 0 to do"]
-        assert report.done == [] and again["runs"] == doc["runs"]
+    with monkeypatch.context() as mp:
+        mp.setattr(runner, "train_one", no_training)
+        for json_path in (root / "m.json", tmp_path / "fresh.json"):
+            logs = []
+            again, report = ms.launch_runs(
+                micro_specs(corpus), "smoke", root / "runs", json_path, log=logs.append
+            )
+            assert logs == ["2 distinct runs, 2 already done, 0 to do"]
+            assert report.done == [] and again["runs"] == doc["runs"]
     assert json.loads((tmp_path / "fresh.json").read_text())["runs"] == doc["runs"]
 
 
-def test_collect_names_missing_and_failed_runs(local, corpus, tmp_path):
-    root, doc, _, _ = local
-    runs = tmp_path / "runs"
-    specs = micro_specs(corpus, seeds=3)  # seed 2 never ran
+def _check_collect(root, corpus, doc, tmp_path):
+    """--collect's report: one finished run copied over, one failed, one never run."""
+    runs = tmp_path / "collect"
+    specs = micro_specs(corpus, seeds=3)
     first, second, third = (s.key for s in specs["table5"])
     shutil.copytree(root / "runs" / first, runs / first)
     failed = runs / second
@@ -188,6 +173,18 @@ def test_collect_names_missing_and_failed_runs(local, corpus, tmp_path):
         f"failed: {second} (table5: Baseline seed 1): NonFiniteLossError: x",
         f"missing: {third} (table5: Baseline seed 2) (not submitted)",
     ]
+
+
+def test_local_and_dask_launches_relaunch_and_collect(corpus, tmp_path, monkeypatch):
+    """One test, so that pytest-xdist trains the runs once: the local launcher; a Dask
+    LocalCluster of one worker process on the same runs (same rows); a relaunch; --collect."""
+    keys = [s.key for s in micro_specs(corpus)["table5"]]
+    local_root, dask_root = tmp_path / "local", tmp_path / "dask"
+    local = _launch(local_root, corpus, LocalLauncher())
+    _check_local(local_root, keys, *local)
+    _check_same_rows(dask_root, local[0], *_launch(dask_root, corpus, DaskLauncher(workers=1)))
+    _check_relaunch(local_root, corpus, local[0], tmp_path, monkeypatch)
+    _check_collect(local_root, corpus, local[0], tmp_path)
 
 
 def test_collect_from_the_command_line_exits_1_when_runs_are_missing(tmp_path, capsys):

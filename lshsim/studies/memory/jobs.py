@@ -16,7 +16,6 @@ import dataclasses
 import inspect
 import math
 import shlex
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -234,7 +233,7 @@ def launch_runs(
     jobs = [j for j in jobs if j.key not in found]
     log(f"{len(todo)} distinct runs, {len(todo) - len(jobs)} already done, {len(jobs)} to do")
     save_doc(json_path, doc, STUDIES)
-    started, finished = time.perf_counter(), []
+    finished: list[str] = []
 
     def on_result(job: Job, row: dict[str, Any]) -> None:
         doc["runs"][job.key] = row
@@ -244,7 +243,7 @@ def launch_runs(
         log(
             f"[{len(finished)}/{len(jobs)}] {job.label} ({job.key}): acc {h['accuracy']:.4f} "
             f"loss {h['loss']:.4f} {row['examples_per_second'] or math.nan:.0f} ex/s "
-            f"{time.perf_counter() - started:.0f} s"
+            f"{row['wall_seconds']:.0f} s"
         )
 
     result = launcher.launch(jobs, on_result)
