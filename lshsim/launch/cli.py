@@ -42,22 +42,23 @@ def add_launch_flags(ap: argparse.ArgumentParser) -> None:
         "--launcher",
         choices=LAUNCHERS,
         default="local",
-        help="local: one run after another in this process (default); dask: a Dask cluster "
-        "(--workers, --scheduler); slurm: one sbatch job per run via submitit (resources "
-        "below; --dry-run prints the scripts; collect with --collect when the jobs are done)",
+        help="local: one run after another in this process (default)\n"
+        "dask: a Dask cluster (--workers, --scheduler)\n"
+        "slurm: one sbatch job per run via submitit (resources below; --dry-run\n"
+        "prints the scripts; --collect when the jobs are done)",
     )
     g.add_argument(
         "--collect",
         action="store_true",
-        help="launch nothing: read the run directories into the JSON and name the missing and "
-        "failed runs (exit 1 if any); the launch options may stay on the command line",
+        help="launch nothing: read the run directories into the JSON and name the\n"
+        "missing and failed runs (exit 1 if any); launch options may stay given",
     )
     g.add_argument(
         "--train-args",
         default="",
         metavar='"FLAGS"',
-        help="`lshsim train` flags for every run that do not change what is trained, e.g. "
-        '"--devices 8" (multi-device / mesh options); the study fixes the rest',
+        help="`lshsim train` flags for every run that change how it runs, not what it\n"
+        'computes, e.g. "--devices 8" (device / mesh options); the study sets the rest',
     )
     g.add_argument("--workers", type=int, metavar="N", help="dask: a LocalCluster of N processes")
     g.add_argument("--scheduler", metavar="ADDR", help="dask: a running scheduler, tcp://host:port")
@@ -78,8 +79,8 @@ def add_launch_flags(ap: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--resubmit",
         action="store_true",
-        help="slurm: submit again runs submitted before that have not finished (default: skip "
-        "them as pending or running)",
+        help="slurm: submit again runs submitted before and not finished (default:\n"
+        "skip them as pending or running)",
     )
 
 
