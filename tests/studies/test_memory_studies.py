@@ -162,14 +162,16 @@ def test_micro_run_writes_rows_and_resumes(tmp_path, monkeypatch):
     assert logs == ["2 distinct runs, 2 already done, 0 to do"]
     assert json.loads(json_path.read_text())["runs"] == saved["runs"]
 
-    # A row lost after training (a kill between train and the JSON write): the run directory
-    # is resumed at its last step, nothing is retrained, and the same numbers come back.
+    # A row lost after training (a kill between train and the writes of result.json and the
+    # JSON): the run directory is resumed at its last step, nothing is retrained, and the
+    # same numbers come back.
     monkeypatch.undo()
     monkeypatch.setenv("LSHSIM_CACHE", str(tmp_path / "cache"))
     lost = specs["table5"][1].key
     trimmed = dict(saved)
     trimmed["runs"] = {k: r for k, r in saved["runs"].items() if k != lost}
     json_path.write_text(json.dumps(trimmed))
+    (out / lost / "result.json").unlink()
     logs.clear()
     doc = ms.execute(specs, "smoke", out, json_path, log=logs.append)
     assert logs[0] == "2 distinct runs, 1 already done, 1 to do"

@@ -21,9 +21,17 @@ that runs on 2 CPU cores and the paper's ``real`` size):
 Every run is keyed by a hash of its full config, its training options and its seed; the JSON
 (``--json``) holds one row per key, so runs that several studies share (the baseline is in
 all four) are trained once, and a rerun skips finished runs (a killed run's directory is
-resumed from its last checkpoint). The JSON is rewritten atomically after every run. Modules:
+resumed from its last checkpoint). The JSON is rewritten atomically after every run. Each run
+is a job in its own directory ``OUT/<key>`` (``job.json``, the training files, ``result.json``
+written last), launched here one after another (``--launcher local``, the default), on a Dask
+cluster (``--launcher dask --workers N`` or ``--scheduler tcp://...``) or as one SLURM job per
+run (``--launcher slurm``, resources from ``--partition``, ``--gpus-per-node``, ``--nodes``,
+``--time``, ``--mem``, ``--cpus-per-task``; ``--dry-run`` prints the sbatch scripts; then
+``--collect`` reads the finished runs into the JSON and names the missing and failed ones);
+see :mod:`lshsim.launch`. Modules:
 :mod:`~lshsim.studies.memory.variants` (sizes, variants, registry),
 :mod:`~lshsim.studies.memory.runner` (plans, training, resume),
+:mod:`~lshsim.studies.memory.jobs` (runs as launcher jobs, execute, collect),
 :mod:`~lshsim.studies.memory.document` (the JSON), :mod:`~lshsim.studies.memory.report`
 (summaries, figures) and :mod:`~lshsim.studies.memory.cli` (the command line).
 
@@ -47,6 +55,13 @@ and the span-content accuracy (``heldout.content_accuracy``) show the difference
 
 from lshsim.studies.memory.cli import DEFAULT_JSON, REPO, build_parser, console, dry_run, main
 from lshsim.studies.memory.document import FORMAT, finite, load_doc, save_doc
+from lshsim.studies.memory.jobs import (
+    collect_runs,
+    execute,
+    launch_runs,
+    make_jobs,
+    parse_train_args,
+)
 from lshsim.studies.memory.report import (
     METRICS,
     figure_data,
@@ -57,7 +72,6 @@ from lshsim.studies.memory.report import (
 )
 from lshsim.studies.memory.runner import (
     RunSpec,
-    execute,
     heldout_eval,
     param_counts,
     plan,
@@ -114,6 +128,7 @@ __all__ = [
     "budget_grid",
     "budget_units",
     "build_parser",
+    "collect_runs",
     "console",
     "dry_run",
     "execute",
@@ -121,12 +136,15 @@ __all__ = [
     "finite",
     "format_summary",
     "heldout_eval",
+    "launch_runs",
     "load_doc",
     "lookup_variant",
     "main",
     "make_figure",
+    "make_jobs",
     "memory_variant",
     "param_counts",
+    "parse_train_args",
     "plan",
     "reeval",
     "run_key",

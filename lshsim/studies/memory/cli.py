@@ -12,10 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lshsim.launch import add_launch_flags, collect, launcher_from_args
 from lshsim.studies.memory.document import load_doc
+from lshsim.studies.memory.jobs import collect_runs, launch_runs, make_jobs, parse_train_args
 from lshsim.studies.memory.report import format_summary, write_figures
-from lshsim.studies.memory.runner import RunSpec, execute, plan, reeval, unique_runs
+from lshsim.studies.memory.runner import RunSpec, plan, reeval, unique_runs
 from lshsim.studies.memory.variants import STUDIES
+
+#: The script's name in messages.
+PROG = "memory_studies.py"
 
 #: The repository root of a source checkout (results go to its ``figures/``; run directories
 #: must be outside it).
@@ -50,12 +55,20 @@ def dry_run(specs_by_study: dict[str, list[RunSpec]], doc: dict[str, Any]) -> li
     return todo
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (``memory_studies.py: error: ...``), exit status 2."""
+
+    def error(self, message):
+        """Print ``PROG: error: MESSAGE`` on stderr and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``experiments/memory_studies.py`` (see ``--help``)."""
     from lshsim.studies import memory
 
-    ap = argparse.ArgumentParser(
-        description=memory.__doc__, formatter_class=argparse.RawTextHelpFormatter
+    ap = _Parser(
+        prog=PROG, description=memory.__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     ap.add_argument("--study", default="all", choices=[*STUDIES, "all"])
     ap.add_argument("--variant", default="smoke", choices=["smoke", "real"])
@@ -63,7 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", type=Path, default=None, help="run directories (default: cache)")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
     ap.add_argument("--corpus", nargs="+", default=None, help="corpus files (real variant)")
-    ap.add_argument("--dry-run", action="store_true", help="list the runs, train nothing")
+    ap.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the runs, train nothing (--launcher slurm: print the sbatch scripts)",
+    )
     ap.add_argument("--plot", action="store_true", help="write the figures from the JSON")
     ap.add_argument(
         "--reeval",
@@ -78,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="train this many steps instead of the variant's (runs are keyed by it; give a "
         "separate --json, whose folder also gets the figures)",
     )
+    add_launch_flags(ap)
     return ap
 
 
@@ -96,18 +114,42 @@ def _plans(args: argparse.Namespace) -> dict[str, list[RunSpec]]:
     return specs
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Run, re-evaluate, plot or list the memory studies; print the summary.
+def _out(args: argparse.Namespace, ap: argparse.ArgumentParser) -> Path:
+    """The run directories' parent: ``--out`` (or the cache) / the variant, outside the repo."""
+    out = (args.out or default_out()) / args.variant
+    resolved = out.resolve()
+    if resolved == REPO or REPO in resolved.parents:
+        ap.error(f"--out: {out} is inside the repository; choose a directory outside it")
+    return out
+
+
+def _slurm_dry_run(launcher, specs_by_study, doc, out, train_args) -> list[RunSpec]:
+    """Print the sbatch script of every run not yet done; return those runs."""
+    todo = unique_runs([s for v in specs_by_study.values() for s in v])
+    jobs = make_jobs([s for s in todo if s.key not in doc["runs"]], out, train_args)
+    finished = collect(jobs).rows
+    jobs = [j for j in jobs if j.key not in finished]
+    launcher.launch(jobs)
+    print(f"{len(jobs)} sbatch scripts, one per run not yet done; nothing submitted")
+    keys = {j.key for j in jobs}
+    return [s for s in todo if s.key in keys]
+
+
+def run(argv: Sequence[str] | None = None) -> tuple[dict[str, Any], int]:
+    """Run, collect, re-evaluate, plot or list the memory studies; print the summary.
 
     Args:
         argv: command-line arguments (default ``sys.argv[1:]``); see :func:`build_parser`.
 
     Returns:
-        The results document (or, with ``--dry-run``, ``{"runs": [the distinct runs]}``).
+        The results document (or, with ``--dry-run``, ``{"runs": [the distinct runs]}``)
+        and the exit status: 1 if a run failed, or ``--collect`` found runs missing or
+        failed; else 0.
 
     Raises:
         SystemExit: 2 for bad arguments (argparse), or ``--out`` inside the repository.
-        ValueError: For an unknown study or variant, or a config the variant makes invalid.
+        ValueError: For an unknown study or variant, a config the variant makes invalid, bad
+            launch options or ``--train-args``, or an unreachable Dask scheduler.
     """
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -115,37 +157,53 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         ap.error(f"--seeds: must be >= 1, got {args.seeds}")
     if args.steps is not None and args.steps < 1:
         ap.error(f"--steps: must be >= 1, got {args.steps}")
+    if args.collect and (args.dry_run or args.plot or args.reeval):
+        ap.error("--collect: not with --dry-run, --plot or --reeval")
+    launches = not (args.plot or args.reeval or args.collect)
+    launcher = launcher_from_args(args, progress=args.progress) if launches else None
+    parse_train_args(args.train_args)  # a bad --train-args fails before any work
     specs = _plans(args)
     doc = load_doc(args.json)
+    status = 0
+    if args.dry_run and args.launcher == "slurm":
+        out = _out(args, ap)
+        return {"runs": _slurm_dry_run(launcher, specs, doc, out, args.train_args)}, 0
     if args.dry_run:
-        return {"runs": dry_run(specs, doc)}
+        return {"runs": dry_run(specs, doc)}, 0
     if args.reeval:
         doc = reeval(doc, [s.key for v in specs.values() for s in v], args.json)
+    elif args.collect:
+        doc, found = collect_runs(specs, args.variant, _out(args, ap), args.json)
+        status = int(bool(found.missing or found.failed))
     elif not args.plot:
-        out = (args.out or default_out()) / args.variant
-        resolved = out.resolve()
-        if resolved == REPO or REPO in resolved.parents:
-            ap.error(f"--out: {out} is inside the repository; choose a directory outside it")
-        doc = execute(specs, args.variant, out, args.json, progress=args.progress)
+        out = _out(args, ap)
+        doc, report = launch_runs(
+            specs, args.variant, out, args.json, launcher=launcher, train_args=args.train_args
+        )
+        status = int(bool(report.failed))
     else:
         for path in write_figures(doc, args.variant, args.json.parent):
             print(f"wrote {path}")
     print(format_summary(doc, args.variant, STUDIES))
-    return doc
+    return doc, status
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """:func:`run`'s document (the same arguments and exceptions)."""
+    return run(argv)[0]
 
 
 def console(argv: Sequence[str] | None = None) -> int:
-    """:func:`main` as a script: a ``ValueError`` is one line on stderr and exit status 2.
+    """:func:`run` as a script: a ``ValueError`` is one line on stderr and exit status 2.
 
     Args:
         argv: command-line arguments (default ``sys.argv[1:]``).
 
     Returns:
-        0, or 2 after a ``ValueError``.
+        :func:`run`'s status, or 2 after a ``ValueError``.
     """
     try:
-        main(argv)
+        return run(argv)[1]
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    return 0

@@ -2,9 +2,9 @@
 
 Every run is keyed by a hash of its full config, its training options and its seed
 (:func:`run_key`); the results document holds one row per key, so runs that several studies
-share are trained once, and a rerun skips finished runs (a killed run's directory is resumed
-from its last checkpoint). The document is rewritten atomically after every run
-(:func:`lshsim.studies.memory.document.save_doc`).
+share are trained once. :func:`train_one` trains a run in ``OUT/<key>`` (resuming what a killed
+run left there); :mod:`lshsim.studies.memory.jobs` hands the runs to a launcher and writes the
+document (:func:`lshsim.studies.memory.document.save_doc`) as they finish.
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lshsim.studies.memory.document import finite, load_doc, save_doc
+from lshsim.studies.memory.document import finite, save_doc
 from lshsim.studies.memory.variants import STUDIES, Setup, Variant, budget_units
 from lshsim.t5.configs import T5Config
 
@@ -104,8 +103,24 @@ def param_counts(config: T5Config) -> dict[str, Any]:
     return {"params": counts, "extra_params": {k: counts[k] - base[k] for k in counts}}
 
 
-def train_one(spec: RunSpec, out: Path, progress: bool = False) -> dict[str, Any]:
-    """Train one run (resuming its directory if a killed run left one) and return its row."""
+def train_one(
+    spec: RunSpec,
+    out: Path,
+    progress: bool = False,
+    train_kwargs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Train one run in ``out/<key>`` (resuming what a killed run left there); return its row.
+
+    Args:
+        spec: the run.
+        out: the run directories' parent.
+        progress: a progress bar.
+        train_kwargs: more keywords of :func:`lshsim.t5.loop.train` (``--train-args``: how
+            the run executes, never what it computes); recorded in the row when given.
+
+    Returns:
+        The run's row of the results document.
+    """
     from lshsim.t5 import checkpoint as ckpt
     from lshsim.t5.loop import train
 
@@ -125,6 +140,7 @@ def train_one(spec: RunSpec, out: Path, progress: bool = False) -> dict[str, Any
         eval_every=setup.steps,
         checkpoint_every=setup.checkpoint_every,
         progress=progress,
+        **(train_kwargs or {}),
     )
     train_s = time.perf_counter() - t0
     heldout = heldout_eval(run_dir, setup.eval_examples, setup.eval_batch)
@@ -152,6 +168,8 @@ def train_one(spec: RunSpec, out: Path, progress: bool = False) -> dict[str, Any
         "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
+    if train_kwargs:
+        row["train_kwargs"] = dict(train_kwargs)
     return finite(row)
 
 
@@ -178,39 +196,6 @@ def study_entry(study: str, variant: str, specs: Sequence[RunSpec]) -> dict[str,
         "setup": dataclasses.asdict(setup),
         "variants": list(variants.values()),
     }
-
-
-def execute(
-    specs_by_study: dict[str, list[RunSpec]],
-    variant: str,
-    out: Path,
-    json_path: Path,
-    *,
-    progress: bool = False,
-    log: Callable[[str], None] = print,
-) -> dict[str, Any]:
-    """Train every run not yet in the JSON, writing the JSON after each; return the document."""
-    doc = load_doc(json_path)
-    studies = doc["studies"].setdefault(variant, {})
-    for name, specs in specs_by_study.items():
-        studies[name] = study_entry(name, variant, specs)
-    todo = unique_runs([s for v in specs_by_study.values() for s in v])
-    # Seed-major order: a run cut short leaves every variant with the same seeds done.
-    pending = sorted((s for s in todo if s.key not in doc["runs"]), key=lambda s: s.seed)
-    log(f"{len(todo)} distinct runs, {len(todo) - len(pending)} already done, {len(pending)} to do")
-    save_doc(json_path, doc, STUDIES)
-    for i, spec in enumerate(pending, 1):
-        t0 = time.perf_counter()
-        row = train_one(spec, out, progress=progress)
-        doc["runs"][spec.key] = row
-        save_doc(json_path, doc, STUDIES)
-        h = row["heldout"]
-        log(
-            f"[{i}/{len(pending)}] {spec.study}: {spec.variant.label} seed {spec.seed} "
-            f"({spec.key}): acc {h['accuracy']:.4f} loss {h['loss']:.4f} "
-            f"{row['examples_per_second'] or math.nan:.0f} ex/s {time.perf_counter() - t0:.0f} s"
-        )
-    return doc
 
 
 def reeval(

@@ -1,0 +1,207 @@
+"""Run directories: one folder per training run, holding its job, its files and its result.
+
+A launcher never runs a study's code itself: it writes ``job.json`` into the run's folder and
+has a worker (this process, a Dask worker, a SLURM job) call :func:`execute_job` on the folder.
+``job.json`` names the study's runner (``"module:function"``) and the payload it takes; the
+runner trains in the folder (its config, metrics and checkpoints go there) and returns the
+run's row, which :func:`execute_job` writes as ``result.json``, atomically and last. Files:
+
+``job.json``        the job (:class:`Job`), written before the run is handed out
+``result.json``     the row; the run is *finished* when it holds the job's key
+``failed.json``     the last attempt's error (one line and the traceback), removed on a retry
+``submitted.json``  the scheduler's job id (:mod:`lshsim.launch.slurm`)
+
+A finished run is never run again (:func:`execute_job` returns its row), a failed or killed one
+starts again (training resumes from its last checkpoint), and :func:`collect` reads the rows of
+the finished runs and names the failed and the missing ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lshsim._io import write_atomic
+
+#: Version tag of ``job.json`` and ``result.json``.
+FORMAT = "lshsim-job-1"
+JOB_FILE = "job.json"
+RESULT_FILE = "result.json"
+FAILED_FILE = "failed.json"
+SUBMITTED_FILE = "submitted.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One run handed to a launcher.
+
+    Attributes:
+        key: the run's identity (a study's run key); the run directory's name.
+        run_dir: the run directory (on a file system the workers share).
+        runner: ``"module:function"``; called as ``function(payload, run_dir, progress=...)``,
+            it does the run in ``run_dir`` and returns the row (JSON-serialisable).
+        payload: everything the runner needs (JSON-serialisable).
+        label: what logs call the run.
+    """
+
+    key: str
+    run_dir: Path
+    runner: str
+    payload: dict[str, Any]
+    label: str = ""
+
+
+@dataclasses.dataclass
+class Collected:
+    """What :func:`collect` found in the run directories.
+
+    Attributes:
+        rows: key -> row of every finished run.
+        failed: key -> the one-line error of runs whose last attempt failed.
+        missing: keys of runs neither finished nor failed (not started, running or killed).
+        submitted: key -> scheduler job id, where a launcher recorded one.
+    """
+
+    rows: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    failed: dict[str, str] = dataclasses.field(default_factory=dict)
+    missing: list[str] = dataclasses.field(default_factory=list)
+    submitted: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or None when the file is absent or not one of ours."""
+    try:
+        doc = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("format") == FORMAT else None
+
+
+def write_job(job: Job) -> None:
+    """Write ``job.json`` into the job's run directory (created), atomically."""
+    doc = {
+        "format": FORMAT,
+        "key": job.key,
+        "runner": job.runner,
+        "label": job.label,
+        "payload": job.payload,
+    }
+    write_atomic(Path(job.run_dir) / JOB_FILE, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def read_job(run_dir: str | Path) -> Job:
+    """The job recorded in ``run_dir``.
+
+    Raises:
+        ValueError: ``run_dir`` holds no readable ``job.json``.
+    """
+    run_dir = Path(run_dir)
+    doc = _read_json(run_dir / JOB_FILE)
+    if doc is None:
+        raise ValueError(f"run_dir: {run_dir} holds no {JOB_FILE} of format {FORMAT}")
+    return Job(doc["key"], run_dir, doc["runner"], doc["payload"], doc.get("label", ""))
+
+
+def read_result(run_dir: str | Path, key: str) -> dict[str, Any] | None:
+    """The row of the finished run ``key`` in ``run_dir``, or None if it is not finished."""
+    doc = _read_json(Path(run_dir) / RESULT_FILE)
+    return doc["row"] if doc is not None and doc.get("key") == key else None
+
+
+def read_failure(run_dir: str | Path) -> str | None:
+    """The one-line error of the run's last failed attempt, or None."""
+    doc = _read_json(Path(run_dir) / FAILED_FILE)
+    return None if doc is None else doc["error"]
+
+
+def read_submission(run_dir: str | Path) -> str | None:
+    """The scheduler job id a launcher recorded for the run, or None."""
+    doc = _read_json(Path(run_dir) / SUBMITTED_FILE)
+    return None if doc is None else str(doc["job_id"])
+
+
+def one_line(exc: BaseException) -> str:
+    """``Type: message`` of an exception, on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _runner(name: str):
+    """The function that ``"module:function"`` names."""
+    module, _, attr = name.partition(":")
+    if not module or not attr:
+        raise ValueError(f"runner: {name!r} is not of the form 'module:function'")
+    return getattr(importlib.import_module(module), attr)
+
+
+def execute_job(run_dir: str | Path, progress: bool = False, primary: bool = True) -> dict:
+    """Run the job in ``run_dir`` (unless finished) and return its row.
+
+    This is what every launcher hands to its workers. A finished run returns its recorded
+    row. Otherwise ``failed.json`` is removed, the runner is called, and its row is written to
+    ``result.json`` (atomically); if the runner raises, ``failed.json`` records the error and
+    the exception propagates.
+
+    Args:
+        run_dir: a run directory holding ``job.json``.
+        progress: passed to the runner (a progress bar per run).
+        primary: whether this process writes the files (process 0 of a multi-host run).
+
+    Returns:
+        The row, as ``result.json`` holds it (a JSON round trip of the runner's).
+
+    Raises:
+        ValueError: ``run_dir`` holds no job.
+    """
+    job = read_job(run_dir)
+    run_dir = job.run_dir
+    done = read_result(run_dir, job.key)
+    if done is not None:
+        return done
+    if primary:
+        (run_dir / FAILED_FILE).unlink(missing_ok=True)
+    try:
+        row = _runner(job.runner)(job.payload, run_dir, progress=progress)
+    except Exception as exc:
+        if primary:
+            failure = {
+                "format": FORMAT,
+                "key": job.key,
+                "error": one_line(exc),
+                "traceback": traceback.format_exc(),
+            }
+            write_atomic(run_dir / FAILED_FILE, json.dumps(failure, indent=1) + "\n")
+        raise
+    text = json.dumps({"format": FORMAT, "key": job.key, "row": row}, sort_keys=True)
+    if primary:
+        write_atomic(run_dir / RESULT_FILE, text + "\n")
+    return json.loads(text)["row"]
+
+
+def collect(jobs: Sequence[Job]) -> Collected:
+    """Read the run directories of ``jobs``: rows of the finished runs, the failed, the missing.
+
+    Args:
+        jobs: the runs to look for (their ``run_dir`` and ``key``; nothing else is read).
+
+    Returns:
+        A :class:`Collected`, keys in the order of ``jobs``.
+    """
+    out = Collected()
+    for job in jobs:
+        row = read_result(job.run_dir, job.key)
+        job_id = read_submission(job.run_dir)
+        if job_id is not None:
+            out.submitted[job.key] = job_id
+        if row is not None:
+            out.rows[job.key] = row
+        elif (error := read_failure(job.run_dir)) is not None:
+            out.failed[job.key] = error
+        else:
+            out.missing.append(job.key)
+    return out
