@@ -175,6 +175,7 @@ def _check_collect(root, corpus, doc, tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_local_and_dask_launches_relaunch_and_collect(corpus, tmp_path, monkeypatch):
     """One test, so that pytest-xdist trains the runs once: the local launcher; a Dask
     LocalCluster of one worker process on the same runs (same rows); a relaunch; --collect."""
