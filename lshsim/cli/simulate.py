@@ -16,6 +16,7 @@ from lshsim.cli.families import FAMILY_HELP
 from lshsim.cli.output import print_rows
 from lshsim.estimate import MODES, estimate_collision
 from lshsim.hashing import FAMILIES
+from lshsim.hashing.spherical import ROTATION_ALIASES, ROTATIONS
 from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES
 
 _SIMULATE_EPILOG = (
@@ -29,6 +30,7 @@ examples:
   lshsim simulate --family voronoi --buckets 1024 --overlap 0.5
   lshsim simulate --family simhash --buckets 65536 --cosine 0.9 --mode reduced --json
   lshsim simulate --family crosspolytope --rotation hadamard --buckets 256 --cosine 0.8
+  lshsim simulate --family crosspolytope --rotation orthogonal --buckets 64 --cosine 0.5 --dim 64
   lshsim simulate --family minhash --buckets 1048576 --overlap 0.3 --k 2
 """
 )
@@ -98,8 +100,12 @@ def _add_family_param_args(p: argparse.ArgumentParser) -> None:
     """Add the family parameters ``--rotation``, ``--k`` and ``--width``."""
     p.add_argument(
         "--rotation",
-        choices=("gaussian", "hadamard"),
-        help="crosspolytope rotation (default gaussian)",
+        choices=(*ROTATIONS, *ROTATION_ALIASES),
+        metavar="R",
+        help="crosspolytope construction: gaussian-projection (default; an n/2 x d Gaussian "
+        "matrix, exact theory), orthogonal (n/2 <= d rows of a Haar rotation), hadamard "
+        "(3 rounds of signs + FWHT, FALCONN); gaussian is a deprecated alias of "
+        "gaussian-projection",
     )
     p.add_argument(
         "--k",
@@ -147,14 +153,14 @@ def _add_simulate_parser(sub) -> None:
         choices=MODES,
         default="full",
         help="full: hash real d-dim vectors; reduced: sample only the sufficient "
-        "statistics (exact; simhash, pstable, voronoi, gaussian crosspolytope)",
+        "statistics (exact; simhash, pstable, voronoi, gaussian-projection crosspolytope)",
     )
     sim.add_argument(
         "--threads",
         type=int,
         metavar="T",
         help="worker threads (default NUMBA_NUM_THREADS where threads pay: reduced mode, "
-        "full voronoi and gaussian crosspolytope; else 1); the numbers do not depend on it",
+        "full voronoi and dense-rotation crosspolytope; else 1); the numbers do not depend on it",
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
     sim.set_defaults(func=run_simulate)

@@ -5,7 +5,7 @@ per idea:
 
 * :mod:`~lshsim.theory.closed_forms`: p-stable with the radix mapping (and Datar et al.'s
   unmapped form), min-hash (Jaccard), Token-ID;
-* :mod:`~lshsim.theory.spherical`: Voronoi and cross-polytope (Gaussian rotation) by 2-D
+* :mod:`~lshsim.theory.spherical`: Voronoi and cross-polytope (Gaussian projection) by 2-D
   quadrature, accurate to a relative ``1e-9`` by default;
 * :mod:`~lshsim.theory.families`: one entry point per cosine family and question,
   :func:`probability` / :func:`log_probability` at a cosine (SimHash's closed form included),
