@@ -17,7 +17,7 @@ from lshsim.cli.output import print_rows
 from lshsim.estimate import MODES, estimate_collision
 from lshsim.hashing import FAMILIES
 from lshsim.hashing.spherical import ROTATION_ALIASES, ROTATIONS
-from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES
+from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES, amplification
 
 _SIMULATE_EPILOG = (
     """\
@@ -35,8 +35,25 @@ examples:
 """
 )
 
-_THEORY_EPILOG = """examples:
+_THEORY_EPILOG = """two exponents (with --cosine a):
+  rho      = -ln P(n, a) / ln n, the paper's: P = n^-rho
+  rho_lsh  = ln(1/p1) / ln(1/p2), p1 = P(n, a), p2 = P(n, a2) at the far cosine --far a2
+             (default 0): the standard LSH exponent (query time ~ N^rho_lsh over N points).
+  They coincide exactly when P(n, a2) = 1/n: at a2 = 0 for simhash, voronoi and the
+  gaussian-projection crosspolytope at every n; not for pstable (P(n, 0) != 1/n).
+  rho_lsh is null when --far is not given and a <= 0 (no far cosine below a).
+
+amplification (--tables L --concat k; either alone means the other is 1):
+  amplified     = 1 - (1 - p1^k)^L   (a near pair meets in some table)
+  amplified_far = 1 - (1 - p2^k)^L   (with --far: a far point is retrieved)
+  query_cost    = L k c inner products of length d to hash one query, c per hash function:
+                  simhash log2 n, pstable k, voronoi n, crosspolytope n/2 (gaussian-projection,
+                  orthogonal), hadamard 3 D (log2 D + 1) / (2d), D = 2^ceil(log2 max(d, n/2))
+                  (see lshsim.theory.amplification)
+
+examples:
   lshsim theory --family voronoi --buckets 1048576 --cosine 0.5
+  lshsim theory --family crosspolytope --buckets 64 --cosine 0.8 --far 0.2 --tables 20 --concat 3
   lshsim theory --family simhash --buckets 1024 --overlap 0.5 --dim 64 --length 32 --json
 """
 
@@ -169,7 +186,7 @@ def _add_simulate_parser(sub) -> None:
 def _add_theory_parser(sub) -> None:
     th = sub.add_parser(
         "theory",
-        help="exact collision probability and rho = -log P / log n",
+        help="exact collision probability, rho = -log P / log n, rho_lsh, amplification",
         description="Exact collision probability of a family at n buckets: closed forms "
         "(simhash, pstable, minhash, tokenid) or 2-D quadrature (voronoi, gaussian "
         "crosspolytope; relative error <= 1e-9). With --overlap, the exact P(a) is averaged "
@@ -186,6 +203,18 @@ def _add_theory_parser(sub) -> None:
     )
     th.add_argument(
         "--seed", type=int, metavar="s", help="with --overlap: seed of the cosines (default 0)"
+    )
+    th.add_argument(
+        "--far",
+        type=float,
+        metavar="a2",
+        help="with --cosine: the far cosine a2 in [-1, a) of rho_lsh and amplified_far (default 0)",
+    )
+    th.add_argument(
+        "--tables", type=int, metavar="L", help="with --cosine: L independent tables (>= 1)"
+    )
+    th.add_argument(
+        "--concat", type=int, metavar="k", help="with --cosine: k hashes concatenated per table"
     )
     th.add_argument("--json", action="store_true", help="print one JSON object")
     th.set_defaults(func=run_theory)
@@ -279,6 +308,32 @@ def _estimate_rows(est) -> list[tuple[str, object]]:
     return rows
 
 
+def _lsh_view(args: argparse.Namespace, params: dict, log_p: float) -> dict:
+    """``rho_lsh`` at the far cosine and, with ``--tables``/``--concat``, the amplification.
+
+    Without ``--far``, ``rho_lsh`` is None where the cosine is not above the default 0.
+    """
+    fam, n, a = args.family, args.buckets, args.cosine
+    far = 0.0 if args.far is None else args.far
+    out: dict = {"far": far}
+    if args.far is None and a <= far:
+        out["rho_lsh"] = None
+    else:
+        out["rho_lsh"] = theory.rho_lsh(fam, n, a, far=far, **params)
+    out["far_probability"] = theory.probability(fam, n, far, **params)
+    if args.tables is None and args.concat is None:
+        return out
+    tables = 1 if args.tables is None else args.tables
+    concat = 1 if args.concat is None else args.concat
+    out.update(tables=tables, concat=concat)
+    out["amplified"] = amplification.amplified(math.exp(log_p), concat, tables)
+    if args.far is not None:
+        out["amplified_far"] = amplification.amplified(out["far_probability"], concat, tables)
+    out["hash_cost"] = amplification.hash_cost(fam, n, **params)
+    out["query_cost"] = amplification.query_cost(fam, n, concat, tables, **params)
+    return out
+
+
 def run_theory(args: argparse.Namespace) -> int:
     """Print the exact collision probability and rho as a table or one JSON object.
 
@@ -302,9 +357,13 @@ def run_theory(args: argparse.Namespace) -> int:
             "log_probability": log_p,
             "rho": -log_p / math.log(args.buckets),
             "limit_rho": theory.limit_rho(args.family, args.cosine, n=args.buckets, **params),
+            **_lsh_view(args, params, log_p),
             "params": params,
         }
     else:
+        for flag in ("far", "tables", "concat"):
+            if getattr(args, flag) is not None:
+                raise ValueError(f"--{flag} needs --cosine: it is about a pair at an exact cosine")
         res = theory.collision_probability(
             args.family,
             args.buckets,
