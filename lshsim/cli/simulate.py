@@ -12,6 +12,7 @@ import math
 import sys
 
 from lshsim import theory
+from lshsim._validate import check_int
 from lshsim.cli.families import FAMILY_HELP
 from lshsim.cli.output import print_rows
 from lshsim.estimate import MODES, estimate_collision
@@ -345,6 +346,9 @@ def run_theory(args: argparse.Namespace) -> int:
     """
     params = _family_params(args)
     sentence = _sentence_options(args, ("dim", "length", "vocab", "cosines", "seed"))
+    for flag, name in (("tables", "tables (L)"), ("concat", "concat (k)")):
+        if getattr(args, flag) is not None:  # before any quadrature
+            check_int(name, getattr(args, flag), 1, 2**40 if flag == "tables" else 2**20)
     if args.cosine is not None:
         if args.family not in COSINE_FAMILIES:
             raise ValueError(f"cosine is not defined for family '{args.family}'; use --overlap (f)")
