@@ -226,7 +226,7 @@ def test_estimates_independent_of_thread_count():
                 "mode": "reduced",
                 "rotation": "hadamard",
             },
-            "rotation='gaussian'",
+            "rotation='gaussian-projection'",
         ),
         ({"family": "voronoi", "n": 8, "cosine": 0.5, "bogus": 1}, "unknown parameter"),
         ({"family": "voronoi", "n": 8, "cosine": 0.5, "seed": -1}, "seed"),
@@ -333,7 +333,7 @@ def test_reported_params_include_defaults():
     e = estimate_collision("pstable", 64, cosine=0.5, samples=10)
     assert e.params == {"k": 6, "w": 4.0}
     e = estimate_collision("crosspolytope", 64, cosine=0.5, samples=10)
-    assert e.params == {"rotation": "gaussian"}
+    assert e.params == {"rotation": "gaussian-projection"}
 
 
 @pytest.mark.parametrize("mode", ["full", "reduced"])

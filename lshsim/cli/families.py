@@ -12,7 +12,7 @@ FAMILY_HELP = {
     "simhash": "sign bits of k = log2(n) Gaussian projections (n a power of two)",
     "pstable": "Datar et al. equispaced hyperplanes, k directions of width w, radix map (n = r^k)",
     "voronoi": "argmax of n Gaussian centres = softmax top-1 with a random router",
-    "crosspolytope": "closest of ±e_j after a rotation, n = 2m (gaussian or hadamard rotation)",
+    "crosspolytope": "closest ±e_j after A x, n = 2m (gaussian-projection, orthogonal, hadamard)",
     "minhash": "min-hash of the token set, exact mod 2^61-1; k concatenated min-hashes",
     "tokenid": "token id mod n (per-token routing; one trial per aligned position)",
 }

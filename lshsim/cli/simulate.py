@@ -12,11 +12,13 @@ import math
 import sys
 
 from lshsim import theory
+from lshsim._validate import check_int
 from lshsim.cli.families import FAMILY_HELP
 from lshsim.cli.output import print_rows
 from lshsim.estimate import MODES, estimate_collision
 from lshsim.hashing import FAMILIES
-from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES
+from lshsim.hashing.spherical import ROTATION_ALIASES, ROTATIONS
+from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES, amplification
 
 _SIMULATE_EPILOG = (
     """\
@@ -29,12 +31,30 @@ examples:
   lshsim simulate --family voronoi --buckets 1024 --overlap 0.5
   lshsim simulate --family simhash --buckets 65536 --cosine 0.9 --mode reduced --json
   lshsim simulate --family crosspolytope --rotation hadamard --buckets 256 --cosine 0.8
+  lshsim simulate --family crosspolytope --rotation orthogonal --buckets 64 --cosine 0.5 --dim 64
   lshsim simulate --family minhash --buckets 1048576 --overlap 0.3 --k 2
 """
 )
 
-_THEORY_EPILOG = """examples:
+_THEORY_EPILOG = """two exponents (with --cosine a):
+  rho      = -ln P(n, a) / ln n, the paper's: P = n^-rho
+  rho_lsh  = ln(1/p1) / ln(1/p2), p1 = P(n, a), p2 = P(n, a2) at the far cosine --far a2
+             (default 0): the standard LSH exponent (query time ~ N^rho_lsh over N points).
+  They coincide exactly when P(n, a2) = 1/n: at a2 = 0 for simhash, voronoi and the
+  gaussian-projection crosspolytope at every n; not for pstable (P(n, 0) != 1/n).
+  rho_lsh is null when --far is not given and a <= 0 (no far cosine below a).
+
+amplification (--tables L --concat k; either alone means the other is 1):
+  amplified     = 1 - (1 - p1^k)^L   (a near pair meets in some table)
+  amplified_far = 1 - (1 - p2^k)^L   (with --far: a far point is retrieved)
+  query_cost    = L k c inner products of length d to hash one query, c per hash function:
+                  simhash log2 n, pstable k, voronoi n, crosspolytope n/2 (gaussian-projection,
+                  orthogonal), hadamard 3 D (log2 D + 1) / (2d), D = 2^ceil(log2 max(d, n/2))
+                  (see lshsim.theory.amplification)
+
+examples:
   lshsim theory --family voronoi --buckets 1048576 --cosine 0.5
+  lshsim theory --family crosspolytope --buckets 64 --cosine 0.8 --far 0.2 --tables 20 --concat 3
   lshsim theory --family simhash --buckets 1024 --overlap 0.5 --dim 64 --length 32 --json
 """
 
@@ -98,8 +118,12 @@ def _add_family_param_args(p: argparse.ArgumentParser) -> None:
     """Add the family parameters ``--rotation``, ``--k`` and ``--width``."""
     p.add_argument(
         "--rotation",
-        choices=("gaussian", "hadamard"),
-        help="crosspolytope rotation (default gaussian)",
+        choices=(*ROTATIONS, *ROTATION_ALIASES),
+        metavar="R",
+        help="crosspolytope construction: gaussian-projection (default; an n/2 x d Gaussian "
+        "matrix, exact theory), orthogonal (n/2 <= d rows of a Haar rotation), hadamard "
+        "(3 rounds of signs + FWHT, FALCONN); gaussian is a deprecated alias of "
+        "gaussian-projection",
     )
     p.add_argument(
         "--k",
@@ -147,14 +171,14 @@ def _add_simulate_parser(sub) -> None:
         choices=MODES,
         default="full",
         help="full: hash real d-dim vectors; reduced: sample only the sufficient "
-        "statistics (exact; simhash, pstable, voronoi, gaussian crosspolytope)",
+        "statistics (exact; simhash, pstable, voronoi, gaussian-projection crosspolytope)",
     )
     sim.add_argument(
         "--threads",
         type=int,
         metavar="T",
         help="worker threads (default NUMBA_NUM_THREADS where threads pay: reduced mode, "
-        "full voronoi and gaussian crosspolytope; else 1); the numbers do not depend on it",
+        "full voronoi and dense-rotation crosspolytope; else 1); the numbers do not depend on it",
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
     sim.set_defaults(func=run_simulate)
@@ -163,7 +187,7 @@ def _add_simulate_parser(sub) -> None:
 def _add_theory_parser(sub) -> None:
     th = sub.add_parser(
         "theory",
-        help="exact collision probability and rho = -log P / log n",
+        help="exact collision probability, rho = -log P / log n, rho_lsh, amplification",
         description="Exact collision probability of a family at n buckets: closed forms "
         "(simhash, pstable, minhash, tokenid) or 2-D quadrature (voronoi, gaussian "
         "crosspolytope; relative error <= 1e-9). With --overlap, the exact P(a) is averaged "
@@ -180,6 +204,18 @@ def _add_theory_parser(sub) -> None:
     )
     th.add_argument(
         "--seed", type=int, metavar="s", help="with --overlap: seed of the cosines (default 0)"
+    )
+    th.add_argument(
+        "--far",
+        type=float,
+        metavar="a2",
+        help="with --cosine: the far cosine a2 in [-1, a) of rho_lsh and amplified_far (default 0)",
+    )
+    th.add_argument(
+        "--tables", type=int, metavar="L", help="with --cosine: L independent tables (>= 1)"
+    )
+    th.add_argument(
+        "--concat", type=int, metavar="k", help="with --cosine: k hashes concatenated per table"
     )
     th.add_argument("--json", action="store_true", help="print one JSON object")
     th.set_defaults(func=run_theory)
@@ -273,6 +309,32 @@ def _estimate_rows(est) -> list[tuple[str, object]]:
     return rows
 
 
+def _lsh_view(args: argparse.Namespace, params: dict, log_p: float) -> dict:
+    """``rho_lsh`` at the far cosine and, with ``--tables``/``--concat``, the amplification.
+
+    Without ``--far``, ``rho_lsh`` is None where the cosine is not above the default 0.
+    """
+    fam, n, a = args.family, args.buckets, args.cosine
+    far = 0.0 if args.far is None else args.far
+    out: dict = {"far": far}
+    if args.far is None and a <= far:
+        out["rho_lsh"] = None
+    else:
+        out["rho_lsh"] = theory.rho_lsh(fam, n, a, far=far, **params)
+    out["far_probability"] = theory.probability(fam, n, far, **params)
+    if args.tables is None and args.concat is None:
+        return out
+    tables = 1 if args.tables is None else args.tables
+    concat = 1 if args.concat is None else args.concat
+    out.update(tables=tables, concat=concat)
+    out["amplified"] = amplification.amplified(math.exp(log_p), concat, tables)
+    if args.far is not None:
+        out["amplified_far"] = amplification.amplified(out["far_probability"], concat, tables)
+    out["hash_cost"] = amplification.hash_cost(fam, n, **params)
+    out["query_cost"] = amplification.query_cost(fam, n, concat, tables, **params)
+    return out
+
+
 def run_theory(args: argparse.Namespace) -> int:
     """Print the exact collision probability and rho as a table or one JSON object.
 
@@ -284,6 +346,9 @@ def run_theory(args: argparse.Namespace) -> int:
     """
     params = _family_params(args)
     sentence = _sentence_options(args, ("dim", "length", "vocab", "cosines", "seed"))
+    for flag, name in (("tables", "tables (L)"), ("concat", "concat (k)")):
+        if getattr(args, flag) is not None:  # before any quadrature
+            check_int(name, getattr(args, flag), 1, 2**40 if flag == "tables" else 2**20)
     if args.cosine is not None:
         if args.family not in COSINE_FAMILIES:
             raise ValueError(f"cosine is not defined for family '{args.family}'; use --overlap (f)")
@@ -296,9 +361,13 @@ def run_theory(args: argparse.Namespace) -> int:
             "log_probability": log_p,
             "rho": -log_p / math.log(args.buckets),
             "limit_rho": theory.limit_rho(args.family, args.cosine, n=args.buckets, **params),
+            **_lsh_view(args, params, log_p),
             "params": params,
         }
     else:
+        for flag in ("far", "tables", "concat"):
+            if getattr(args, flag) is not None:
+                raise ValueError(f"--{flag} needs --cosine: it is about a pair at an exact cosine")
         res = theory.collision_probability(
             args.family,
             args.buckets,

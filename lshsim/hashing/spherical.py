@@ -12,23 +12,39 @@ Cross-polytope
     closest of the ``2m`` signed basis vectors ``±e_j``: id ``j`` for ``+e_j`` and ``j + m`` for
     ``-e_j``, ``j = argmax |y_j|``.
 
-    * ``rotation="gaussian"``: ``A`` is an ``m x d`` Gaussian matrix, the setting of the exact
-      formula (pairs ``(y_j(x), y_j(y))`` i.i.d. bivariate normal, as for Voronoi).
-    * ``rotation="hadamard"``: ``x`` is zero-padded to ``D``, the next power of two
+    Three constructions of ``A`` (``rotation=``), named for what they are:
+
+    * ``"gaussian-projection"`` (default; ``"gaussian"`` is its deprecated alias, still
+      accepted): ``A`` is an ``m x d`` matrix of i.i.d. ``N(0, 1)`` entries. With ``m = n/2``
+      often larger than ``d`` it is a projection, not a rotation. It is the setting of the
+      exact formula: for unit ``x, y`` at cosine ``a`` the pairs ``(y_j(x), y_j(y))`` are i.i.d.
+      bivariate normal with correlation ``a``, as for Voronoi, so
+      ``P = 2m E[1{U, V > 0} R(U, V)^(m-1)]`` exactly, at every ``d``.
+    * ``"orthogonal"``: a true random rotation, ``A`` = the first ``m`` rows of a Haar
+      orthogonal ``d x d`` matrix (QR of a Gaussian matrix, columns' signs fixed by the signs
+      of ``R``'s diagonal, Mezzadri 2007); only ``m <= d`` (a rotation of ``R^d`` has ``d``
+      coordinates). The rotated pair ``(Ax, Ay)`` is the first ``m`` coordinates of a uniform
+      pair on the sphere at cosine ``a``: its coordinates are not independent (at ``d = m = 2``
+      and ``a = 0`` the two vectors never collide, against ``1/n`` for the Gaussian
+      projection), so the Gaussian formula is not exact; it is the ``d -> inf`` limit at fixed
+      ``m`` (``proofs/lsh_exponent.md`` measures the gap). No exact theory: the reduced
+      sampler and ``lshsim theory`` refuse it.
+    * ``"hadamard"``: ``x`` is zero-padded to ``D``, the next power of two
       ``>= max(d, m)``; three rounds of random ±1 signs followed by an (unnormalised) fast
       Walsh-Hadamard transform ``x <- H S_3 H S_2 H S_1 x``, all inside the kernel; the first
       ``m`` coordinates are kept. This is the pseudo-random rotation of FALCONN. It is an
-      exact (scaled) orthogonal map, not a Gaussian one: for ``d`` or ``D`` small its
-      coordinates are far from i.i.d. Gaussian, so the Voronoi/cross-polytope law (and the
-      reduced sampler) holds only approximately; e.g. at ``n = d = 64``, cosine 0 the
-      measured collision rate is 0.0130 (95% CI [0.0124, 0.0138], 10^5 pairs) instead of
+      exact (scaled) orthogonal map, not a Gaussian one, and no exact law is known: for ``d``
+      or ``D`` small its coordinates are far from i.i.d. Gaussian, so the Voronoi/cross-polytope
+      law (and the reduced sampler) holds only approximately; e.g. at ``n = d = 64``, cosine 0
+      the measured collision rate is 0.0130 (95% CI [0.0124, 0.0138], 10^5 pairs) instead of
       ``1/n = 0.0156``.
 
 References:
     A. Andoni, P. Indyk, T. Laarhoven, I. Razenshteyn, L. Schmidt, "Practical and optimal LSH
     for angular distance", NeurIPS 2015.
     A. Andoni, P. Indyk, H. Nguyen, I. Razenshteyn, "Beyond locality-sensitive hashing",
-    SODA 2014.
+    SODA 2014. F. Mezzadri, "How to generate random matrices from the classical compact
+    groups", Notices of the AMS 54, 2007 (Haar orthogonal matrices by QR).
 
 The reduced samplers live in :mod:`lshsim.hashing.reduced` and the Hadamard kernels in
 :mod:`lshsim.hashing.hadamard`; their names are re-exported here.
@@ -129,33 +145,63 @@ class Voronoi(HashFamily):
         return _reduced_sample(n, cosines, rng, signed=False)
 
 
+#: The cross-polytope's constructions of its rotated coordinates (see the module docstring).
+ROTATIONS = ("gaussian-projection", "orthogonal", "hadamard")
+#: Deprecated spellings, still accepted: ``"gaussian"`` was the name of the Gaussian projection.
+ROTATION_ALIASES = {"gaussian": "gaussian-projection"}
+#: The rotations drawn as a stored ``m x d`` matrix (hashed by BLAS + the signed argmax).
+DENSE_ROTATIONS = ("gaussian-projection", "orthogonal")
+
+
+def haar_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
+    """A Haar-distributed ``d x d`` orthogonal matrix: QR of a Gaussian, signs fixed.
+
+    ``Q R = G`` with ``G`` i.i.d. ``N(0, 1)``; multiplying column ``j`` of ``Q`` by the sign
+    of ``R[j, j]`` makes the factorisation unique, hence ``Q`` invariant in law under left
+    multiplication by any orthogonal matrix, i.e. Haar (Mezzadri 2007). Without the fix
+    LAPACK's Householder QR is biased (its ``Q[0, 0]`` is never positive).
+    """
+    q, r = np.linalg.qr(rng.standard_normal((d, d)))
+    signs = np.sign(np.diag(r))
+    signs[signs == 0] = 1.0
+    return q * signs
+
+
 class CrossPolytope(HashFamily):
     """Cross-polytope spherical LSH with ``n = 2m`` buckets (``n`` even).
 
     Params:
-        rotation: ``"gaussian"`` (default; dense ``m x d`` Gaussian, exact-formula setting) or
-            ``"hadamard"`` (three rounds of random signs + fast Walsh-Hadamard, as FALCONN).
+        rotation: ``"gaussian-projection"`` (default; dense ``m x d`` Gaussian, the setting of
+            the exact formula; ``"gaussian"`` is a deprecated alias), ``"orthogonal"`` (the
+            first ``m <= d`` rows of a Haar rotation) or ``"hadamard"`` (three rounds of
+            random signs + fast Walsh-Hadamard, as FALCONN).
 
     ``hash(batch)`` takes float ``(m, d)`` vectors and returns int64[m].
     """
 
     name = "crosspolytope"
-    reduced = True  # exact for rotation="gaussian" only; hadamard raises
+    reduced = True  # exact for rotation="gaussian-projection" only; the others raise
     ROUNDS = 3
 
     @classmethod
-    def check_params(cls, n, rotation="gaussian", **params):
-        """Validate ``n`` even in ``[2, 2^62]`` and ``rotation`` in {gaussian, hadamard}."""
+    def check_params(cls, n, rotation="gaussian-projection", **params):
+        """Validate ``n`` even in ``[2, 2^62]`` and ``rotation``; aliases become their name."""
         if params:
             raise ValueError(f"unknown parameter(s) for crosspolytope: {', '.join(params)}")
         n = check_buckets(n, even=True, family=cls.name)
-        if rotation not in ("gaussian", "hadamard"):
-            raise ValueError(f"rotation must be 'gaussian' or 'hadamard', got {rotation!r}")
+        rotation = (
+            ROTATION_ALIASES.get(rotation, rotation) if isinstance(rotation, str) else rotation
+        )
+        if rotation not in ROTATIONS:
+            raise ValueError(
+                f"rotation must be one of {', '.join(map(repr, ROTATIONS))} (or the deprecated "
+                f"alias 'gaussian'), got {rotation!r}"
+            )
         return {"n": n, "rotation": rotation}
 
     @classmethod
     def threads_pay_in_full_mode(cls, params):  # noqa: D102 - see HashFamily
-        return params.get("rotation", "gaussian") == "gaussian"
+        return params.get("rotation", "gaussian-projection") in DENSE_ROTATIONS
 
     @property
     def m(self) -> int:
@@ -164,11 +210,21 @@ class CrossPolytope(HashFamily):
 
     def _draw(self, rng):
         self._cast = {}
+        rotation = self.params["rotation"]
         # the Hadamard kernel flags non-finite rows itself (no separate pass over the batch)
-        self.validates_projections = self.params["rotation"] == "hadamard"
-        if self.params["rotation"] == "gaussian":
+        self.validates_projections = rotation == "hadamard"
+        if rotation == "gaussian-projection":
             _check_table(self.m, self.d, self.name)
             self.rotation = rng.standard_normal((self.m, self.d))
+        elif rotation == "orthogonal":
+            if self.m > self.d:
+                raise ValueError(
+                    f"n (buckets) must be <= 2d for rotation='orthogonal': a rotation of R^d "
+                    f"has d coordinates, got n={self.n} (m = n/2 = {self.m}) with d={self.d}; "
+                    f"use rotation='gaussian-projection' for m > d"
+                )
+            _check_table(self.d, self.d, self.name)
+            self.rotation = np.ascontiguousarray(haar_orthogonal(rng, self.d)[: self.m])
         else:
             dim = 1 << max(self.d - 1, self.m - 1, 0).bit_length()
             if dim > MAX_HADAMARD_DIM:
@@ -179,7 +235,7 @@ class CrossPolytope(HashFamily):
             self.signs = rng.choice(np.array([-1.0, 1.0]), size=(self.ROUNDS, dim))
 
     def _hash(self, x):
-        if self.params["rotation"] == "gaussian":
+        if self.params["rotation"] in DENSE_ROTATIONS:
             a = weights_like(self.rotation, self._cast, x.dtype)
             return tiled_argmax(x, a, signed_half=self.m)
         out = self._hadamard(x)
@@ -195,12 +251,12 @@ class CrossPolytope(HashFamily):
 
     @property
     def matrix(self) -> np.ndarray:
-        """The ``m x d`` Gaussian rotation (``rotation="gaussian"`` only).
+        """The ``m x d`` projection (``gaussian-projection``) or rotation rows (``orthogonal``).
 
         Raises:
             NotImplementedError: for ``rotation="hadamard"`` (no stored matrix).
         """
-        if self.params["rotation"] != "gaussian":
+        if self.params["rotation"] not in DENSE_ROTATIONS:
             raise NotImplementedError("crosspolytope: rotation='hadamard' has no stored matrix")
         return self.rotation
 
@@ -225,21 +281,22 @@ class CrossPolytope(HashFamily):
 
     @classmethod
     def sample_reduced(cls, n, cosines, rng, **params):
-        """Gaussian rotation: ``m = n/2`` i.i.d. bivariate-normal coordinate pairs per trial.
+        """Gaussian projection: ``m = n/2`` i.i.d. bivariate-normal coordinate pairs per trial.
 
         Sampled lazily (:func:`_lazy_sample`) for ``m >= LAZY_MIN_COLS``, else by drawing all.
         """
         p = cls.check_params(n, **params)
-        if p["rotation"] != "gaussian":
+        if p["rotation"] != "gaussian-projection":
             raise ValueError(
-                "mode='reduced' is exact only for rotation='gaussian'; use mode='full' for "
-                "rotation='hadamard'"
+                "mode='reduced' is exact only for rotation='gaussian-projection'; use "
+                f"mode='full' for rotation='{p['rotation']}'"
             )
         _check_reduced(p["n"], cls.name)
         return _reduced_sample(p["n"] // 2, cosines, rng, signed=True)
 
 
 __all__ = [
+    "DENSE_ROTATIONS",
     "HADAMARD_BLOCK",
     "HADAMARD_BUFFER",
     "LAZY_MIN_COLS",
@@ -248,6 +305,8 @@ __all__ = [
     "MAX_REDUCED_BUCKETS",
     "MAX_TABLE",
     "REDUCED_CHUNK",
+    "ROTATIONS",
+    "ROTATION_ALIASES",
     "CrossPolytope",
     "Voronoi",
     "_lazy_sample",
@@ -256,6 +315,7 @@ __all__ = [
     "_reduced_argmax",
     "_tn_quantile",
     "fwht_columns",
+    "haar_orthogonal",
     "hadamard_crosspolytope",
     "hadamard_crosspolytope_serial",
     "ndtri",

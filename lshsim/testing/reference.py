@@ -112,8 +112,8 @@ def hadamard_rotation(h, x: np.ndarray) -> np.ndarray:
 
 
 def crosspolytope(h, x: np.ndarray) -> np.ndarray:
-    """Cross-polytope bucket from ``h.rotation`` (Gaussian) or ``h.signs`` (Hadamard)."""
-    if h.params["rotation"] == "gaussian":
+    """Cross-polytope bucket from ``h.rotation`` (projection or rotation rows) or ``h.signs``."""
+    if h.params["rotation"] in ("gaussian-projection", "orthogonal"):
         return signed_argmax(project(x, h.rotation))
     return signed_argmax(hadamard_rotation(h, x))
 

@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: the modules whose ``CLAIMS`` make up the registry, in order
-PARTS: tuple[str, ...] = ("lshsim.theorems.theorem1",)
+PARTS: tuple[str, ...] = ("lshsim.theorems.theorem1", "lshsim.theorems.claims_lsh")
 
 
 def _collect(parts: tuple[str, ...]) -> dict[str, Claim]:

@@ -125,8 +125,10 @@ def family_params(family: str, *, exact: bool = False) -> st.SearchStrategy[dict
 
     * pstable: ``w`` (cell width), log-uniform over the accepted ``[1e-9, 1e9]`` (``k`` is
       left at its default ``log2 n``);
-    * crosspolytope: ``rotation`` ``"gaussian"`` or ``"hadamard"`` (only ``"gaussian"`` with
-      ``exact=True``: the Hadamard rotation has no exact theory);
+    * crosspolytope: ``rotation`` ``"gaussian-projection"`` or ``"hadamard"`` (only the
+      Gaussian projection with ``exact=True``: the Hadamard rotation has no exact theory;
+      ``"orthogonal"`` is never drawn, it needs ``n <= 2d``; the deprecated alias
+      ``"gaussian"`` neither, as ``check_params`` returns its canonical name);
     * minhash: ``k`` (min-hashes per bucket) in ``[1, 8]``;
     * simhash, voronoi, tokenid: no parameters (``{}``).
 
@@ -148,7 +150,7 @@ def family_params(family: str, *, exact: bool = False) -> st.SearchStrategy[dict
         width = st.floats(lo, hi).map(lambda e: min(MAX_WIDTH, max(MIN_WIDTH, 10.0**e)))
         return st.one_of(st.just({}), st.builds(lambda w: {"w": w}, width))
     if family == "crosspolytope":
-        rotations = ("gaussian",) if exact else ("gaussian", "hadamard")
+        rotations = ("gaussian-projection",) if exact else ("gaussian-projection", "hadamard")
         return st.one_of(st.just({}), st.sampled_from(rotations).map(lambda r: {"rotation": r}))
     if family == "minhash":
         return st.one_of(st.just({}), st.integers(1, 8).map(lambda k: {"k": k}))

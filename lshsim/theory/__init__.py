@@ -5,14 +5,18 @@ per idea:
 
 * :mod:`~lshsim.theory.closed_forms`: p-stable with the radix mapping (and Datar et al.'s
   unmapped form), min-hash (Jaccard), Token-ID;
-* :mod:`~lshsim.theory.spherical`: Voronoi and cross-polytope (Gaussian rotation) by 2-D
+* :mod:`~lshsim.theory.spherical`: Voronoi and cross-polytope (Gaussian projection) by 2-D
   quadrature, accurate to a relative ``1e-9`` by default;
 * :mod:`~lshsim.theory.families`: one entry point per cosine family and question,
   :func:`probability` / :func:`log_probability` at a cosine (SimHash's closed form included),
   :func:`probabilities` at an array of cosines;
-* :mod:`~lshsim.theory.rates`: :func:`rho` ``= -log P / log n``, :func:`limit_rho`
+* :mod:`~lshsim.theory.rates`: :func:`rho` ``= -log P / log n``, the LSH exponent
+  :func:`rho_lsh` ``= ln(1/p1) / ln(1/p2)`` at a far cosine, :func:`limit_rho`
   (``n -> infinity``), :func:`asymptotic_probability` (Andoni et al. 2015 and a sharper
   Laplace form);
+* :mod:`~lshsim.theory.amplification`: ``k`` concatenated hashes and ``L`` tables,
+  ``1 - (1 - p^k)^L``, the query cost in inner products per family, and the best family at
+  equal query cost;
 * :mod:`~lshsim.theory.sentence`: :func:`collision_probability` for the sentence model at
   overlap ``f``.
 
@@ -27,6 +31,15 @@ References:
 
 from __future__ import annotations
 
+from lshsim.theory.amplification import (
+    Scheme,
+    amplified,
+    best_family_grid,
+    best_scheme,
+    hash_cost,
+    log_miss,
+    query_cost,
+)
 from lshsim.theory.closed_forms import (
     datar_probability,
     jaccard,
@@ -44,7 +57,7 @@ from lshsim.theory.families import (
     simhash_probability,
     voronoi_probability,
 )
-from lshsim.theory.rates import asymptotic_probability, limit_rho, rho
+from lshsim.theory.rates import asymptotic_probability, limit_rho, rho, rho_lsh
 from lshsim.theory.sentence import SENTENCE_COSINES, SentenceProbability, collision_probability
 from lshsim.theory.spherical import QuadratureError
 
@@ -52,20 +65,28 @@ __all__ = [
     "COSINE_FAMILIES",
     "SENTENCE_COSINES",
     "QuadratureError",
+    "Scheme",
     "SentenceProbability",
+    "amplified",
     "asymptotic_probability",
+    "best_family_grid",
+    "best_scheme",
     "collision_probability",
     "crosspolytope_probability",
     "datar_probability",
+    "hash_cost",
     "jaccard",
     "limit_rho",
+    "log_miss",
     "log_probability",
     "minhash_probability",
     "probabilities",
     "probability",
     "pstable_direction_probability",
     "pstable_probability",
+    "query_cost",
     "rho",
+    "rho_lsh",
     "simhash_probability",
     "tokenid_probability",
     "voronoi_probability",

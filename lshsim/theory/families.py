@@ -59,7 +59,7 @@ def voronoi_probability(n: int, cosine: float, *, rtol: float = spherical_theory
 def crosspolytope_probability(
     n: int, cosine: float, *, rtol: float = spherical_theory.RTOL
 ) -> float:
-    """Exact collision probability of cross-polytope LSH with a Gaussian rotation, ``n = 2d``.
+    """Exact collision probability of cross-polytope LSH, Gaussian projection, ``n = 2m``.
 
     ``P = 2d E[1{U > 0, V > 0} R(U, V)^(d-1)]``; accuracy and limits as
     :func:`voronoi_probability`.
@@ -80,12 +80,23 @@ def _cosine_family(family: str, n: int, params: dict) -> dict:
             "use collision_probability(..., overlap=f)"
         )
     p = get_family(family).check_params(n, **params)
-    if p.get("rotation", "gaussian") != "gaussian":
-        raise ValueError(
-            "rotation must be 'gaussian' for exact theory: the hadamard rotation has no "
-            "closed form (it approaches the gaussian value as d grows)"
-        )
+    rotation = p.get("rotation", "gaussian-projection")
+    if rotation != "gaussian-projection":
+        raise ValueError(NO_EXACT_THEORY[rotation])
     return p
+
+
+#: Why the cross-polytope's other constructions have no exact value (``proofs/lsh_exponent.md``).
+NO_EXACT_THEORY = {
+    "orthogonal": "rotation must be 'gaussian-projection' for exact theory: with "
+    "rotation='orthogonal' the rotated pair is a uniform pair on the sphere at cosine a, whose "
+    "coordinates are not independent, so the exact law depends on d and has no formula here "
+    "(the gaussian-projection value is its d -> inf limit at fixed n); estimate it with "
+    "`lshsim simulate`",
+    "hadamard": "rotation must be 'gaussian-projection' for exact theory: the hadamard "
+    "rotation has no known exact law (it approaches the gaussian-projection value as d "
+    "grows); estimate it with `lshsim simulate`",
+}
 
 
 def log_probability(
@@ -94,8 +105,9 @@ def log_probability(
     """``log P`` for a cosine family (simhash, pstable, voronoi, crosspolytope) at cosine ``a``.
 
     Accurate where ``P`` itself underflows. ``params`` are the family's (``k``, ``w`` for
-    pstable; ``rotation`` must be gaussian for crosspolytope). For pstable the unit vectors'
-    Euclidean distance ``sqrt(2 - 2a)`` is used.
+    pstable; ``rotation`` must be gaussian-projection, or its alias gaussian, for
+    crosspolytope: the orthogonal and hadamard constructions have no exact law). For pstable
+    the unit vectors' Euclidean distance ``sqrt(2 - 2a)`` is used.
     """
     p = _cosine_family(family, n, params)
     a = check_float("cosine", cosine, -1.0, 1.0)

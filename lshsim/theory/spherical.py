@@ -6,10 +6,19 @@ correlation ``a``, so (DESIGN §4)
 
     P_vor(T, a) = T E[Phi2(U, V; a)^(T-1)],   (U, V) ~ N2(a),
 
-exactly, for every ``T`` and ``d``. **Cross-polytope** (Andoni et al. 2015, ``n = 2d``
-buckets, Gaussian rotation): the bucket is the signed largest coordinate, so
+exactly, for every ``T`` and ``d``. **Cross-polytope** (Andoni et al. 2015, ``n = 2m``
+buckets, ``rotation="gaussian-projection"``: an ``m x d`` Gaussian matrix, ``m`` possibly
+``> d``): the bucket is the signed largest of ``m`` i.i.d. bivariate-normal coordinate pairs,
+so, exactly at every input dimension,
 
-    P_cp(d, a) = 2d E[1{U > 0, V > 0} R(U, V)^(d-1)],   R(u, v) = P(|U'| < u, |V'| < v).
+    P_cp(m, a) = 2m E[1{U > 0, V > 0} R(U, V)^(m-1)],   R(u, v) = P(|U'| < u, |V'| < v).
+
+The other constructions of :class:`lshsim.hashing.CrossPolytope` have no exact value here:
+``orthogonal`` (the first ``m <= d`` rows of a Haar rotation) maps the pair to a uniform pair
+on the sphere at cosine ``a``, whose coordinates are dependent; its law depends on ``d``, and
+the formula above is its ``d -> inf`` limit at fixed ``m`` (at ``d = m = 2``, ``a = 0`` it is 0,
+not ``1/4``). ``hadamard`` (three rounds of random signs and a Walsh-Hadamard transform) has no
+known exact law. ``proofs/lsh_exponent.md`` derives the first and measures both.
 
 **How the integrals are computed.** Rotating to ``U = alpha X + beta Y``,
 ``V = alpha X - beta Y`` with ``alpha = sqrt((1+a)/2)``, ``beta = sqrt((1-a)/2)`` makes ``X``
@@ -442,7 +451,7 @@ def voronoi_log_probability(buckets: int, cosine: float, rtol: float = RTOL) -> 
 
 
 def crosspolytope_log_probability(buckets: int, cosine: float, rtol: float = RTOL) -> float:
-    """``log P_cp(n/2, a)`` for ``n = 2d`` buckets; ``-inf`` at ``a = -1``."""
+    """``log P_cp(n/2, a)`` for ``n = 2m`` buckets (Gaussian projection); ``-inf`` at ``a = -1``."""
     d, a = int(buckets) // 2, float(cosine)
     if a >= 1.0:
         return 0.0

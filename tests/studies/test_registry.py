@@ -17,6 +17,7 @@ COMMITTED_ORDER = [
     "routing_init",
     "routing_trained",
     "theorem2_width",
+    "amplification",
 ]
 
 

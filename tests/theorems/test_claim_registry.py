@@ -32,6 +32,8 @@ from tests.theorems import test_claims
 #: Theorem 1's claim ids, in order
 IDS = tuple(f"T1.{p}" for p in ("a1", "a2", "b1", "b2", "c1", "c2", "d1", "d2", "d3", "d4"))
 IDS += ("T1.e1", "T1.f1", "T1.f2", "T1.g1")
+#: the LSH-view claims of lshsim.theorems.claims_lsh, registered after Theorem 1's
+LSH_IDS = ("T1.h1", "T1.h2")
 CHECK_MODULES = ("routing", "rates", "ordering", "sentence")
 
 
@@ -138,13 +140,19 @@ def test_registry_merges_parts(monkeypatch):
 
 
 def test_claim_ids_are_stable_and_unique():
-    assert tuple(c for c in claims.CLAIMS if c.startswith("T1.")) == IDS
+    assert tuple(claims.CLAIMS) == IDS + LSH_IDS
     for cid, claim in claims.CLAIMS.items():
         assert claim.id == cid
         assert claim.statement and claim.part
 
 
 def test_every_claim_names_a_test_here():
+    import tests.theorems.test_claims_lsh as test_claims_lsh
+
+    for cid in LSH_IDS:
+        path, _, name = claims.CLAIMS[cid].test.partition("::")
+        assert path == "tests/theorems/test_claims_lsh.py"
+        assert callable(getattr(test_claims_lsh, name, None)), f"{cid}: {path}::{name}"
     for cid in IDS:
         claim = claims.CLAIMS[cid]
         path, _, name = claim.test.partition("::")
