@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         The root parser; each command's parsed arguments carry its handler as ``func``.
     """
     # The command modules import Formatter and wrap from here, so they are imported here.
-    from lshsim.cli import check, families, model, probe, reproduce, simulate, train
+    from lshsim.cli import check, families, model, probe, reproduce, simulate, sweep, train
 
     parser = Parser(
         prog="lshsim", description=_DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
@@ -69,4 +69,5 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_parsers(sub)  # params, cost
     train.add_parsers(sub)  # train, eval
     probe.add_parser(sub)
+    sweep.add_parser(sub)
     return parser
