@@ -206,7 +206,8 @@ def dask_client(workers: int, scheduler: str | None = None, timeout: float = 30.
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",  # its HTTP server on a free port, without the dashboard
+                scheduler_kwargs={"dashboard": False},
                 env={"NUMBA_NUM_THREADS": "1"},
             ) as cluster,
             Client(cluster) as client,

@@ -130,3 +130,21 @@ def test_a_cell_the_library_refuses_is_named(grid, message):
         _cells({**base, **grid})
     text = str(err.value)
     assert text.startswith("grids[0] cell {") and message in text and "\n" not in text
+
+
+def test_reproduce_monte_carlo_cells_are_sweep_cells():
+    """The same cell gives the same number in a study of ``lshsim reproduce`` and in a sweep."""
+    from lshsim.studies.collision import CollisionConfig, collision_vs_n
+    from lshsim.studies.sentences import TokenConfig, tokenid_vs_minhash
+
+    cfg = CollisionConfig(overlaps=(0.5,), mc_log2n=(2,), mc_samples=50, exact_log2n=(2,))
+    study = collision_vs_n(cfg, 5)["panels"]["voronoi"]["mc"]["0.5"]
+    grid = {"command": "simulate", "family": "voronoi", "buckets": 4, "cosine": 0.5}
+    (row,) = [run_cell(c) for c in _cells({**grid, "mode": "reduced", "samples": 50}, seed=5)]
+    assert [study[k][0] for k in ("estimate", "ci_low", "ci_high")] == [
+        row[k] for k in ("estimate", "ci_low", "ci_high")
+    ]
+    tokens = tokenid_vs_minhash(TokenConfig(token_f=(0.25,), token_pairs=20), 5)["minhash"]
+    grid = {"command": "simulate", "family": "minhash", "buckets": 2**40, "overlap": 0.25}
+    (row,) = [run_cell(c) for c in _cells({**grid, "length": 40, "samples": 20}, seed=5)]
+    assert tokens["estimate"] == [row["estimate"]]
