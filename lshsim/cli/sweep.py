@@ -53,6 +53,16 @@ examples:
 """
 
 
+def _options_text() -> str:
+    """The sweepable options of each command, as their parsers define them."""
+    from lshsim.sweep.spec import commands
+
+    lines = ["options of a grid (as the command's flags, without dashes):"]
+    for name, cmd in commands().items():
+        lines.append(f"  {name + ':':10s} " + ", ".join(cmd.options))
+    return "\n".join(lines) + "\n\n"
+
+
 def add_parser(sub) -> None:
     """Add ``sweep`` to the CLI's subparsers.
 
@@ -63,7 +73,7 @@ def add_parser(sub) -> None:
         "sweep",
         help="run a grid of simulate/theory cells (locally or on Dask) into Parquet",
         description=_DESCRIPTION,
-        epilog=_EPILOG,
+        epilog=_options_text() + _EPILOG,
         formatter_class=Formatter,
     )
     sw.add_argument("spec", nargs="?", metavar="SPEC", help="the sweep's spec (.toml or .json)")

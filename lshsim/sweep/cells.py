@@ -27,7 +27,7 @@ import numpy as np
 from lshsim.sweep.spec import Spec, commands
 
 #: Most cells one spec may enumerate (they are held in memory).
-MAX_CELLS = 10**7
+MAX_CELLS = 10**6
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,7 @@ def commands() -> dict[str, Command]:
     for name in COMMANDS:
         parser = sub.choices[name]
         options = {}
+        # argparse keeps a parser's actions and groups in these (long-stable) attributes
         for action in parser._actions:
             if action.dest in NOT_AXES or not action.option_strings or action.nargs == 0:
                 continue  # help, flags without a value, and the non-axes
