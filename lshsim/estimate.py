@@ -158,13 +158,10 @@ def estimate_collision(
     Returns:
         :class:`Estimate` with a Wilson 95% interval.
     """
-    cls = get_family(family)
-    params = cls.check_params(n, **params)  # normalised: defaults filled in, reported as used
-    n = params.pop("n")
-    overlap, cosine, dim, length, vocab, samples, seed = _check_inputs(
-        cls, family, n, params, overlap, cosine, dim, length, vocab, samples, seed, mode
+    cls, n, params, checked, chunk = _check_all(
+        family, n, params, overlap, cosine, dim, length, vocab, samples, seed, mode
     )
-    chunk = _chunk_size(mode, cls.input_kind == "vectors", overlap, dim, length)
+    overlap, cosine, dim, length, vocab, samples, seed = checked
     threads = _check_threads(threads, cls, mode, params)
     run_block = functools.partial(
         _run_block,
@@ -204,6 +201,56 @@ def estimate_collision(
         vocab=vocab,
         params=params,
     )
+
+
+def check_estimate(
+    family: str,
+    n: int,
+    *,
+    overlap: float | None = None,
+    cosine: float | None = None,
+    dim: int = 64,
+    length: int = 32,
+    vocab: int = 32128,
+    samples: int = 10_000,
+    seed: int = 0,
+    mode: str = "full",
+    **params,
+) -> None:
+    """Validate :func:`estimate_collision`'s arguments without running a trial.
+
+    The checks are the ones :func:`estimate_collision` makes first, so a caller holding many
+    estimates (a sweep) can refuse a bad one before it runs any.
+
+    Args:
+        family: as for :func:`estimate_collision`.
+        n: as for :func:`estimate_collision`.
+        overlap: as for :func:`estimate_collision`.
+        cosine: as for :func:`estimate_collision`.
+        dim: as for :func:`estimate_collision`.
+        length: as for :func:`estimate_collision`.
+        vocab: as for :func:`estimate_collision`.
+        samples: as for :func:`estimate_collision`.
+        seed: as for :func:`estimate_collision`.
+        mode: as for :func:`estimate_collision`.
+        **params: as for :func:`estimate_collision`.
+
+    Raises:
+        ValueError: one line naming the bad argument and its allowed range.
+    """
+    _check_all(family, n, params, overlap, cosine, dim, length, vocab, samples, seed, mode)
+
+
+def _check_all(family, n, params, overlap, cosine, dim, length, vocab, samples, seed, mode):
+    """The family class, ``n``, the normalised params and inputs, and the chunk size."""
+    cls = get_family(family)
+    params = cls.check_params(n, **params)  # normalised: defaults filled in, reported as used
+    n = params.pop("n")
+    checked = _check_inputs(
+        cls, family, n, params, overlap, cosine, dim, length, vocab, samples, seed, mode
+    )
+    chunk = _chunk_size(mode, cls.input_kind == "vectors", checked[0], checked[2], checked[3])
+    return cls, n, params, checked, chunk
 
 
 def _check_inputs(cls, family, n, params, overlap, cosine, dim, length, vocab, samples, seed, mode):

@@ -10,7 +10,9 @@ The scripts in ``experiments/`` run them; the code lives here, one module per be
 * :mod:`~lshsim.bench.memory_step`: memory-augmented T5 variants against the baseline step
   (``experiments/bench_memory.py``);
 * :mod:`~lshsim.bench.profile_step`: XLA's per-operation profile of a train step, by model
-  part (``experiments/profile_t5.py``).
+  part (``experiments/profile_t5.py``);
+* :mod:`~lshsim.bench.sweep`: a Monte-Carlo-bound ``lshsim sweep`` on 2 local Dask workers
+  against 1 (``experiments/bench_sweep.py``).
 
 Shared by them: :mod:`~lshsim.bench.timing` (interleaved timing, medians, result rows),
 :mod:`~lshsim.bench.machine` (what the numbers ran on) and :mod:`~lshsim.bench.report`

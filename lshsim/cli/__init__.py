@@ -15,6 +15,7 @@ Where each command lives:
 - ``families``: ``families`` (the hash family registry);
 - ``model``: ``params`` and ``cost``; ``train``: ``train`` and ``eval`` (T5; JAX imported lazily);
 - ``probe``: ``probe`` (a model's routing collisions against the theory);
+- ``sweep``: ``sweep`` (grids of simulate/theory cells on Dask into Parquet; ``--plot``);
 - ``model_flags``: ``--config`` and the external-memory flags shared by the model commands;
 - ``output``: the aligned table and the progress bar shared by the commands.
 """

@@ -13,9 +13,11 @@ import sys
 from lshsim.t5 import NonFiniteLossError
 
 #: Optional top-level modules and the extra that installs them.
-OPTIONAL = {m: "jax" for m in ("jax", "jaxlib", "flax", "optax", "orbax", "sentencepiece")} | {
-    m: "hf" for m in ("torch", "transformers", "safetensors")
-}
+OPTIONAL = (
+    {m: "jax" for m in ("jax", "jaxlib", "flax", "optax", "orbax", "sentencepiece")}
+    | {m: "hf" for m in ("torch", "transformers", "safetensors")}
+    | {m: "sweep" for m in ("dask", "distributed", "pyarrow")}
+)
 
 
 def run_command(args: argparse.Namespace) -> int:

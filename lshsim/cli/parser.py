@@ -54,7 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
         The root parser; each command's parsed arguments carry its handler as ``func``.
     """
     # The command modules import Formatter and wrap from here, so they are imported here.
-    from lshsim.cli import check, compare, families, model, probe, reproduce, simulate, train
+    from lshsim.cli import (
+        check,
+        compare,
+        families,
+        model,
+        probe,
+        reproduce,
+        simulate,
+        sweep,
+        train,
+    )
 
     parser = Parser(
         prog="lshsim", description=_DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
@@ -70,4 +80,5 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_parsers(sub)  # params, cost
     train.add_parsers(sub)  # train, eval
     probe.add_parser(sub)
+    sweep.add_parser(sub)
     return parser

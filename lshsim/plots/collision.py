@@ -110,7 +110,9 @@ def _collision_panel(ax: Any, family: str, curves: Any, where: str) -> tuple[lis
     return all_n, y_min
 
 
-def _collision_legends(fig: Figure, axes: list[Any], overlaps: list[float]) -> None:
+def _collision_legends(
+    fig: Figure, axes: list[Any], overlaps: list[float], color_label: str
+) -> None:
     """The shared style legend on top and the colour bar of ``f``."""
     style_handles = [
         Line2D([], [], color="0.25", lw=1.6, ls="-", label="exact"),
@@ -126,12 +128,12 @@ def _collision_legends(fig: Figure, axes: list[Any], overlaps: list[float]) -> N
     )
     sm = ScalarMappable(norm=F_NORM, cmap=F_CMAP)
     cbar = fig.colorbar(sm, ax=axes, shrink=0.85, pad=0.02)
-    cbar.set_label("overlap f")
+    cbar.set_label(color_label)
     if overlaps:
         cbar.set_ticks(sorted(set(overlaps)))
 
 
-def plot_collision_vs_n(data: Mapping[str, Any]) -> Figure:
+def plot_collision_vs_n(data: Mapping[str, Any], color_label: str = "overlap f") -> Figure:
     """Plot collision probability against the number of buckets, one panel per family.
 
     Per overlap ``f`` a panel shows the exact curve (solid), the Monte Carlo estimate with its
@@ -142,6 +144,8 @@ def plot_collision_vs_n(data: Mapping[str, Any]) -> Figure:
     Args:
         data: ``{"overlaps": [...], "panels": {family: {"exact": {f: {"n", "p"}},
             "mc": {f: {"n", "estimate", "ci_low", "ci_high"}}, "rate": {f: {"n", "p"}}}}}``.
+        color_label: the colour bar's label (``lshsim sweep --plot``: ``cosine a`` where the
+            colours are cosines).
 
     Returns:
         The figure: panels in a grid of up to 3 columns, a shared style legend and a colour bar
@@ -180,7 +184,7 @@ def plot_collision_vs_n(data: Mapping[str, Any]) -> Figure:
         ax.set_xlabel("buckets n")
         ax.set_ylabel("collision probability")
         ax.tick_params(labelleft=True, labelbottom=True)
-    _collision_legends(fig, flat[: len(families)], overlaps)
+    _collision_legends(fig, flat[: len(families)], overlaps, color_label)
     return fig
 
 

@@ -88,6 +88,12 @@ def spawn_seeds(seed: int, count: int) -> list[int]:
 
 
 def append_estimate(rows: dict, e: Any) -> None:
-    """Append an :class:`~lshsim.estimate.Estimate`'s value and 95% CI to column lists."""
+    """Append an estimate's value and 95% CI to column lists.
+
+    Args:
+        rows: column name -> list.
+        e: an :class:`~lshsim.estimate.Estimate`, or a sweep row (a mapping with the same
+            names, :func:`lshsim.sweep.run_grid`).
+    """
     for name in ("estimate", "ci_low", "ci_high"):
-        rows.setdefault(name, []).append(getattr(e, name))
+        rows.setdefault(name, []).append(e[name] if isinstance(e, Mapping) else getattr(e, name))

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from lshsim import theory
-from lshsim.estimate import estimate_collision
 from lshsim.plots.collision import plot_collision_vs_n, plot_rho_vs_f
 from lshsim.plots.ordering import plot_ordering_map
-from lshsim.studies.base import LENGTH, Study, append_estimate, spawn_seeds
+from lshsim.studies.base import LENGTH, Study, append_estimate
+from lshsim.sweep import run_grid
 
 VECTOR = ("simhash", "pstable", "voronoi", "crosspolytope")
 VOCAB = 32128
@@ -43,12 +43,42 @@ class CollisionConfig:
     exact_log2n: tuple[int, ...]
 
 
+def _mc_grids(cfg: CollisionConfig) -> list[dict]:
+    """The Monte-Carlo cells of ``collision_vs_n`` as sweep grids (one per family).
+
+    Vector families at cosine ``a = f`` in reduced mode; min-hash and Token-ID on sentence
+    pairs of :data:`LENGTH` tokens (Token-ID counts every position: ``samples / LENGTH`` pairs).
+    """
+    grids = []
+    for family in (*VECTOR, "minhash", "tokenid"):
+        samples = cfg.mc_samples if family != "tokenid" else cfg.mc_samples // LENGTH
+        what = (
+            {"cosine": list(cfg.overlaps)} if family in VECTOR else {"overlap": list(cfg.overlaps)}
+        )
+        grid = {
+            "command": "simulate",
+            "family": [family],
+            "buckets": [2**k for k in cfg.mc_log2n],
+            **what,
+            "samples": [max(samples, 50)],
+            "mode": ["reduced" if family in VECTOR else "full"],
+        }
+        if family not in VECTOR:
+            grid["length"] = [LENGTH]
+        grids.append(grid)
+    return grids
+
+
 def collision_vs_n(cfg: CollisionConfig, seed: int) -> dict:
-    """Collision probability against ``n``: exact curves, Monte Carlo with CIs, rate lines."""
-    families = (*VECTOR, "minhash", "tokenid")
-    seeds = iter(spawn_seeds(seed, len(families) * len(cfg.overlaps) * len(cfg.mc_log2n)))
+    """Collision probability against ``n``: exact curves, Monte Carlo with CIs, rate lines.
+
+    The Monte-Carlo cells run through the sweep engine (:func:`lshsim.sweep.run_grid`) with
+    ``seed`` as the sweep seed: ``lshsim sweep`` on the same grids gives the same numbers.
+    """
+    rows = run_grid(seed, _mc_grids(cfg))
+    mc_rows = {(r["family"], r.get("cosine", r.get("overlap")), r["buckets"]): r for r in rows}
     panels = {}
-    for family in families:
+    for family in (*VECTOR, "minhash", "tokenid"):
         exact, mc, rate = {}, {}, {}
         for f in cfg.overlaps:
             key = str(f)
@@ -57,16 +87,10 @@ def collision_vs_n(cfg: CollisionConfig, seed: int) -> dict:
             if family in ("voronoi", "crosspolytope"):
                 r = theory.limit_rho(family, f)
                 rate[key] = {"n": ns, "p": [n**-r for n in ns]}
-            rows = {"n": [2**k for k in cfg.mc_log2n]}
-            what = {"cosine": f} if family in VECTOR else {"overlap": f, "length": LENGTH}
-            mode = "reduced" if family in VECTOR else "full"
-            samples = cfg.mc_samples if family != "tokenid" else cfg.mc_samples // LENGTH
-            for n in rows["n"]:
-                e = estimate_collision(
-                    family, n, samples=max(samples, 50), seed=next(seeds), mode=mode, **what
-                )
-                append_estimate(rows, e)
-            mc[key] = rows
+            cells = {"n": [2**k for k in cfg.mc_log2n]}
+            for n in cells["n"]:
+                append_estimate(cells, mc_rows[family, f, n])
+            mc[key] = cells
         panels[family] = {"exact": exact, "mc": mc, **({"rate": rate} if rate else {})}
     return {"overlaps": list(cfg.overlaps), "panels": panels}
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lshsim.estimate import estimate_collision
 from lshsim.plots.sentences import plot_sentence_cosine, plot_tokenid_vs_minhash
 from lshsim.sentences import cosine_moments, sentence_cosines
 from lshsim.studies.base import LENGTH, Study, append_estimate, spawn_seeds
+from lshsim.sweep import run_grid
 
 
 @dataclass(frozen=True)
@@ -58,15 +58,25 @@ class TokenConfig:
 def tokenid_vs_minhash(cfg: TokenConfig, seed: int) -> dict:
     """Per-token Token-ID rate ``f`` against min-hash's Jaccard ``f/(2-f)``."""
     out = {"f": list(cfg.token_f)}
-    seeds = iter(spawn_seeds(seed, 2 * len(cfg.token_f)))
-    for family, n in (("tokenid", 2**20), ("minhash", 2**40)):
-        rows = {}
+    grids = [
+        {
+            "command": "simulate",
+            "family": [family],
+            "buckets": [n],
+            "overlap": list(cfg.token_f),
+            "length": [LENGTH],
+            "samples": [cfg.token_pairs],
+        }
+        for family, n in (("tokenid", 2**20), ("minhash", 2**40))
+    ]
+    rows = run_grid(seed, grids)  # the sweep engine: lshsim sweep gives the same numbers
+    for family in ("tokenid", "minhash"):
+        cells: dict = {}
         for f in cfg.token_f:
-            e = estimate_collision(
-                family, n, overlap=f, length=LENGTH, samples=cfg.token_pairs, seed=next(seeds)
+            append_estimate(
+                cells, next(r for r in rows if (r["family"], r["overlap"]) == (family, f))
             )
-            append_estimate(rows, e)
-        out[family] = rows
+        out[family] = cells
     curve = [float(x) for x in np.linspace(0, 1, 101)]
     out["curve_f"] = curve
     out["jaccard"] = [f / (2 - f) for f in curve]

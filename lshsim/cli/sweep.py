@@ -1,0 +1,222 @@
+"""``lshsim sweep``: run grids of ``simulate``/``theory`` cells into a Parquet dataset; plot one.
+
+The work is in :mod:`lshsim.sweep`; this module parses the flags, shows progress (a bar on a
+terminal, else a line every :data:`LOG_SECONDS` on stderr) and prints the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from lshsim.cli.parser import Formatter, wrap
+
+#: Seconds between progress lines when stderr is not a terminal (a batch job's log).
+LOG_SECONDS = 30.0
+
+_DESCRIPTION = wrap(
+    "Run every cell of SPEC's grids and store one row per cell in a Parquet dataset at --out: "
+    "the cell's options, estimate, ci_low, ci_high, exact (where the library has an exact "
+    "value), seconds, its seed and the versions that computed it. SPEC (TOML or JSON) is "
+    '{"seed": s, "grids": [{"command": "simulate" | "theory", OPTION: [values], ...}]}, '
+    "options named as those commands spell them without dashes; each grid is the Cartesian "
+    "product of its lists. A cell's seed derives from the sweep's seed and the cell's "
+    "options only, so the rows do not depend on workers or order. A killed sweep continues "
+    "with --resume (finished cells are skipped; every cell ends up in exactly one row)."
+)
+
+_EPILOG = """\
+example SPEC (sweep.toml):
+  seed = 0
+  [[grids]]
+  command = "simulate"
+  family = ["voronoi", "crosspolytope"]
+  buckets = [4, 16, 64, 256]
+  cosine = [0.5, 0.9]
+  mode = ["reduced"]
+  samples = [10000]
+  [[grids]]
+  command = "theory"
+  family = ["voronoi", "crosspolytope"]
+  buckets = [4, 16, 64, 256]
+  cosine = [0.5, 0.9]
+
+examples:
+  lshsim sweep sweep.toml --out runs/s1                   # one worker per core
+  lshsim sweep sweep.toml --out runs/s1 --resume          # after a kill: the rest only
+  lshsim sweep sweep.toml --out runs/s1 --scheduler tcp://10.0.0.5:8786
+  lshsim sweep --plot runs/s1                             # runs/s1/_figures/*.png, *.svg
+  python -c "import pyarrow.parquet as pq; print(pq.read_table('runs/s1'))"
+"""
+
+
+def _options_text() -> str:
+    """The sweepable options of each command, as their parsers define them."""
+    from lshsim.sweep.spec import commands
+
+    lines = ["options of a grid (as the command's flags, without dashes):"]
+    for name, cmd in commands().items():
+        lines.append(f"  {name + ':':10s} " + ", ".join(cmd.options))
+    return "\n".join(lines) + "\n\n"
+
+
+def add_parser(sub) -> None:
+    """Add ``sweep`` to the CLI's subparsers.
+
+    Args:
+        sub: the root parser's subparsers action.
+    """
+    sw = sub.add_parser(
+        "sweep",
+        help="run a grid of simulate/theory cells (locally or on Dask) into Parquet",
+        description=_DESCRIPTION,
+        epilog=_options_text() + _EPILOG,
+        formatter_class=Formatter,
+    )
+    sw.add_argument("spec", nargs="?", metavar="SPEC", help="the sweep's spec (.toml or .json)")
+    sw.add_argument("--out", metavar="DIR", help="the Parquet dataset's folder (new or empty)")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="N >= 1: a local Dask cluster of N single-threaded processes (default: one per "
+        "core); 0: run the cells in this process",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="an existing Dask scheduler, e.g. tcp://HOST:8786 (its workers need lshsim)",
+    )
+    sw.add_argument("--resume", action="store_true", help="continue the sweep in --out")
+    sw.add_argument(
+        "--batch", type=int, default=500, metavar="R", help="most rows per part file (default 500)"
+    )
+    sw.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds to reach --scheduler and see a worker (default 30)",
+    )
+    sw.add_argument(
+        "--plot",
+        metavar="DIR",
+        help="run nothing: draw the sweep in DIR (collision against n per family)",
+    )
+    sw.add_argument(
+        "--figures", metavar="FDIR", help="with --plot: where to write (default DIR/_figures)"
+    )
+    sw.add_argument("--json", action="store_true", help="print one JSON summary")
+    sw.set_defaults(func=run_sweep)
+
+
+def _check_combination(args: argparse.Namespace) -> None:
+    """Refuse flags that have no effect in the given combination."""
+    run_flags = {
+        "SPEC": args.spec,
+        "--out": args.out,
+        "--workers": args.workers,
+        "--scheduler": args.scheduler,
+        "--resume": args.resume or None,
+    }
+    if args.plot is not None:
+        given = [k for k, v in run_flags.items() if v is not None]
+        if given:
+            raise ValueError(f"--plot: runs nothing, so {given[0]} has no effect with it")
+        return
+    if args.figures is not None:
+        raise ValueError("--figures has no effect without --plot")
+    if args.spec is None or args.out is None:
+        raise ValueError("give SPEC and --out DIR (or --plot DIR)")
+
+
+def _default_workers() -> int:
+    """One worker per usable core."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+class _Progress:
+    """``progress(done, total)``: a bar on a terminal, else a line now and then on stderr."""
+
+    def __init__(self, show: bool):
+        from tqdm import tqdm
+
+        self.tty = show and sys.stderr.isatty()
+        self.bar = tqdm(disable=not self.tty, file=sys.stderr, unit="cell", desc="sweep")
+        self.start = self.last = time.monotonic()
+        self.first: int | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.first is None:
+            self.first = done
+            self.bar.reset(total)
+        self.bar.update(done - self.bar.n)
+        now = time.monotonic()
+        if not self.tty and (now - self.last >= LOG_SECONDS or done == total):
+            self.last = now
+            rate = (done - self.first) / max(now - self.start, 1e-9)
+            speed = f", {rate:.3g} cells/s" if rate > 0 else ""
+            left = f", {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
+            print(
+                f"lshsim sweep: {done}/{total} cells ({100 * done / max(total, 1):.0f}%)"
+                f"{speed}{left}",
+                file=sys.stderr,
+            )
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    """Run the sweep (or ``--plot``) and print a summary line or one JSON object.
+
+    Args:
+        args: the parsed ``sweep`` arguments.
+
+    Returns:
+        The exit status, 0.
+    """
+    _check_combination(args)
+    if args.plot is not None:
+        from lshsim.sweep.plot import plot_sweep
+
+        written = plot_sweep(args.plot, args.figures)
+        if args.json:
+            print(json.dumps({"figures": [str(p) for p in written]}))
+        else:
+            print(f"wrote {len(written)} files: " + ", ".join(str(p) for p in written))
+        return 0
+    from lshsim.sweep import load_spec
+    from lshsim.sweep.execute import run_sweep as execute
+
+    spec = load_spec(args.spec)
+    workers = _default_workers() if args.workers is None else args.workers
+    progress = _Progress(show=not args.json)
+    try:
+        summary = execute(
+            spec,
+            args.out,
+            workers=workers,
+            scheduler=args.scheduler,
+            resume=args.resume,
+            batch=args.batch,
+            timeout=args.timeout,
+            progress=progress,
+        )
+    finally:
+        progress.close()
+    if args.json:
+        print(json.dumps(summary.to_dict()))
+    else:
+        print(
+            f"{summary.cells} cells ({summary.skipped} already done, {summary.ran} run) in "
+            f"{summary.seconds:.1f} s; {summary.parts} parts in {summary.out}"
+        )
+    return 0

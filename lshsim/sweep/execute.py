@@ -1,0 +1,231 @@
+"""Running a sweep: its unfinished cells, in process or on Dask, into the Parquet store.
+
+:func:`run_sweep` enumerates and checks every cell, opens the store (new, or resumed: the cells
+already in a part are skipped), runs the rest and writes their rows in parts of at most
+``batch`` rows, or every :data:`FLUSH_SECONDS` when cells are slow. On an error or Ctrl-C the
+rows already computed are written first, so ``--resume`` loses nothing finished.
+
+Where cells run: ``workers=0`` in this process, one after another (an estimate may use several
+threads); ``workers=N`` on a ``dask.distributed.LocalCluster`` of N processes with one thread
+each; ``scheduler="tcp://HOST:PORT"`` on an existing Dask cluster (so Dask's Kubernetes, SLURM
+and cloud deployers), whose workers must import the same lshsim. Cells go to Dask in small
+chunks and come back in any order; each cell's numbers depend on its seed only
+(:mod:`lshsim.sweep.cells`), so the rows are the same in every case except ``seconds``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from lshsim._validate import check_float, check_int
+from lshsim.sweep.cells import Cell, enumerate_cells
+from lshsim.sweep.runner import run_cell, run_cells
+from lshsim.sweep.spec import Spec
+from lshsim.sweep.store import Store, open_store
+
+#: Rows per part file (a part is also written every FLUSH_SECONDS).
+BATCH = 500
+#: Longest time computed rows wait before they are written.
+FLUSH_SECONDS = 60.0
+#: Chunks per Dask worker aimed at (for load balance), and most cells in one chunk.
+CHUNKS_PER_WORKER = 8
+MAX_CHUNK = 16
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a sweep did.
+
+    Attributes:
+        out: the store's folder.
+        cells: cells in the spec.
+        skipped: cells already finished before this run (``--resume``).
+        ran: cells this run computed.
+        parts: part files in the store now.
+        seconds: this run's wall time.
+        spec_sha256: the spec's hash.
+    """
+
+    out: str
+    cells: int
+    skipped: int
+    ran: int
+    parts: int
+    seconds: float
+    spec_sha256: str
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict of every field."""
+        return asdict(self)
+
+
+def run_sweep(
+    spec: Spec,
+    out: str | Path,
+    *,
+    workers: int = 0,
+    scheduler: str | None = None,
+    resume: bool = False,
+    batch: int = BATCH,
+    timeout: float = 30.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Summary:
+    """Run every unfinished cell of ``spec`` and store the rows in ``out``.
+
+    Args:
+        spec: the checked spec (:func:`lshsim.sweep.spec.load_spec`).
+        out: the store's folder: new or empty, or the same spec's with ``resume``.
+        workers: 0 runs the cells in this process; N >= 1 starts a LocalCluster of N
+            single-threaded processes. Ignored with ``scheduler``.
+        scheduler: the address of an existing Dask scheduler (``tcp://HOST:PORT``).
+        resume: skip the cells already stored in ``out``.
+        batch: most rows per part file, >= 1.
+        timeout: seconds to reach ``scheduler`` and see one of its workers.
+        progress: called as ``progress(done, total)`` (in cells) as rows arrive.
+
+    Returns:
+        The :class:`Summary`.
+
+    Raises:
+        ValueError: one line naming the problem: a bad cell, folder or spec mismatch (see
+            :func:`lshsim.sweep.store.open_store`), an unreachable scheduler.
+    """
+    workers = check_int("--workers", workers, 0, 4096)
+    batch = check_int("--batch", batch, 1)
+    timeout = check_float("--timeout", timeout, 0.0, 86400.0, lo_open=True)
+    start = time.perf_counter()
+    cells = enumerate_cells(spec)
+    store = open_store(out, spec, resume=resume)
+    finished = store.finished()
+    todo = [c for c in cells if c.key not in finished]
+    done = len(cells) - len(todo)
+    with _rows_of(todo, workers, scheduler, timeout) as results:  # connects before any write
+        store.begin(len(cells))
+        if progress:
+            progress(done, len(cells))
+        with _Writer(store, batch) as writer:
+            for rows in results:
+                writer.add(rows)
+                done += len(rows)
+                if progress:
+                    progress(done, len(cells))
+    return Summary(
+        str(store.path),
+        len(cells),
+        len(cells) - len(todo),
+        len(todo),
+        len(store.parts()),
+        time.perf_counter() - start,
+        spec.sha256(),
+    )
+
+
+class _Writer:
+    """Buffers rows and writes a part per ``batch`` rows or :data:`FLUSH_SECONDS`, and at exit."""
+
+    def __init__(self, store: Store, batch: int):
+        self.store, self.batch = store, batch
+        self.rows: list[dict] = []
+        self.last = time.monotonic()
+
+    def __enter__(self):
+        return self
+
+    def add(self, rows: list[dict]) -> None:
+        self.rows.extend(rows)
+        while len(self.rows) >= self.batch:
+            self._write(self.batch)
+        if self.rows and time.monotonic() - self.last >= FLUSH_SECONDS:
+            self._write(len(self.rows))
+
+    def _write(self, count: int) -> None:
+        self.store.write_part(self.rows[:count])
+        del self.rows[:count]
+        self.last = time.monotonic()
+
+    def __exit__(self, *exc) -> None:  # on errors too: what was computed is kept
+        if self.rows:
+            self._write(len(self.rows))
+
+
+@contextlib.contextmanager
+def _rows_of(todo: list[Cell], workers: int, scheduler: str | None, timeout: float):
+    """Connect where the cells run; yield an iterator of their rows, in lists, as they finish.
+
+    In process (or with nothing to run) the rows come in order; on Dask, as chunks finish.
+    """
+    if not todo or (workers == 0 and scheduler is None):
+        yield ([run_cell(cell)] for cell in todo)
+        return
+    with dask_client(workers, scheduler, timeout) as client:
+        yield _dask_rows(client, todo)
+
+
+def _dask_rows(client, todo: list[Cell]) -> Iterator[list[dict]]:
+    """Run ``todo`` in chunks on ``client``'s workers; yield each chunk's rows as it finishes."""
+    from dask.distributed import as_completed
+
+    n = max(1, len(client.scheduler_info()["workers"]))
+    size = max(1, min(MAX_CHUNK, len(todo) // (CHUNKS_PER_WORKER * n)))
+    chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+    futures = client.map(run_cells, chunks, threads=1, pure=False)
+    try:
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        client.cancel(futures)
+
+
+@contextlib.contextmanager
+def dask_client(workers: int, scheduler: str | None = None, timeout: float = 30.0):
+    """A Dask client: of a new LocalCluster of ``workers`` processes, or of ``scheduler``.
+
+    The LocalCluster's workers have one thread each and ``NUMBA_NUM_THREADS=1``, so N workers
+    use N cores. Both are closed on exit.
+
+    Args:
+        workers: processes of the LocalCluster (>= 1), when ``scheduler`` is None.
+        scheduler: the address of an existing scheduler.
+        timeout: seconds to reach ``scheduler`` and see one of its workers.
+
+    Yields:
+        The connected ``dask.distributed.Client``.
+
+    Raises:
+        ValueError: the scheduler did not answer, or has no worker, within ``timeout``.
+    """
+    from dask.distributed import Client, LocalCluster
+
+    if scheduler is None:
+        with (
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",  # its HTTP server on a free port, without the dashboard
+                scheduler_kwargs={"dashboard": False},
+                env={"NUMBA_NUM_THREADS": "1"},
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            yield client
+        return
+    try:
+        client = Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(
+            f"--scheduler {scheduler}: no Dask scheduler answered within {timeout:g} s ({why})"
+        ) from None
+    with client:
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except TimeoutError:
+            raise ValueError(
+                f"--scheduler {scheduler}: the scheduler has no worker after {timeout:g} s"
+            ) from None
+        yield client
