@@ -15,6 +15,7 @@ pytest.importorskip("jax")
 
 from lshsim.cli import main
 from lshsim.t5.configs import TABLE3
+from tests import lshsim_optimised
 
 
 def _run(capsys, *argv):
@@ -108,19 +109,19 @@ def test_usage_errors_exit_2_with_one_line(capsys, tmp_path, small_corpus, argv,
 
 
 @pytest.mark.slow
-def test_tiny_150_steps_on_the_embedded_corpus_learns(capsys, tmp_path):
+def test_tiny_150_steps_on_the_embedded_corpus_learns(tmp_path):
     """The issue's acceptance run: held-out loss falls and span accuracy rises."""
     out_dir = tmp_path / "tiny"
-    code, out, _ = _run(
-        capsys, "train", "--config", "tiny", "--steps", "150", "--out", str(out_dir), "--json"
+    code, out, err = lshsim_optimised(
+        "train", "--config", "tiny", "--steps", "150", "--out", str(out_dir), "--json"
     )
-    assert code == 0
+    assert code == 0, err
     summary = json.loads(out)
     first, last = summary["initial_eval"], summary["final_eval"]
     assert last["loss"] < first["loss"] - 2.0
     assert last["accuracy"] > first["accuracy"] + 0.1
-    code, out, _ = _run(capsys, "eval", "--checkpoint", str(out_dir), "--json")
-    assert code == 0
+    code, out, err = lshsim_optimised("eval", "--checkpoint", str(out_dir), "--json")
+    assert code == 0, err
     ev = json.loads(out)
     assert ev["step"] == 150 and ev["loss"] == pytest.approx(last["loss"], rel=1e-6)
     lines = (out_dir / "metrics.jsonl").read_text().splitlines()
