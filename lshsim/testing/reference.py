@@ -168,7 +168,8 @@ def ngram(h, tokens: np.ndarray) -> np.ndarray:
     salts = [int(s) for s in h.salts]
     moduli = [int(m) for m in h.moduli]
     order = len(mult[0])
-    rows = tokens.reshape(-1, tokens.shape[-1]) if tokens.ndim else tokens.reshape(1, 1)
+    lead = tokens.shape[:-1] if tokens.ndim else ()
+    rows = tokens.reshape(math.prod(lead), tokens.shape[-1] if tokens.ndim else 1)
     out = []
     for row in rows:
         ids = [int(t) for t in row]
@@ -182,7 +183,6 @@ def ngram(h, tokens: np.ndarray) -> np.ndarray:
                 heads.append(_fmix32(v) % m)
             windows.append(heads)
         out.append(windows)
-    lead = tokens.shape[:-1] if tokens.ndim else ()
     windows = max(rows.shape[1] - order + 1, 0)
     arr = np.array(out, dtype=np.int64).reshape(*lead, windows, len(moduli))
     return arr if len(moduli) > 1 else arr[..., 0]
