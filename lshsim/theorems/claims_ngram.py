@@ -107,7 +107,7 @@ def check_ng1(quick: bool = False) -> tuple[bool, dict]:
     pairs = PAIRS[quick]
     rows = [_mc_rate(p, pairs, seed=i) for i, p in enumerate(MC_POINTS)]
     worst_z = max(r["z"] for r in rows)
-    return worst_q == 0.0 and worst_z <= Z, {
+    return bool(worst_q == 0.0 and worst_z <= Z), {
         "max |q - enumeration| (l in 1..10, all s, N)": worst_q,
         "monte carlo (N, m, f, l, H)": rows,
         "max z": worst_z,
@@ -142,7 +142,7 @@ def check_ng2(quick: bool = False) -> tuple[bool, dict]:
     tok = estimate_collision("tokenid", vocab, overlap=f, length=length, vocab=vocab, samples=200)
     hashed = _mc_rate((1, 7, f, length, 1), pairs, seed=17)
     ok = mismatches == 0 and worst <= 1e-15 and tok.estimate == shared_tokens(f, length) / length
-    return ok and hashed["z"] <= Z, {
+    return bool(ok and hashed["z"] <= Z), {
         "q(N=1) != tokenid_probability (grid)": mismatches,
         "max |P(N=1) - q - (1 - s/l)/m|": worst,
         "tokenid kernel (n = V = 64, f = 0.25, l = 8)": tok.estimate,
@@ -186,7 +186,7 @@ def check_ng3(quick: bool = False) -> tuple[bool, dict]:
         gap = f**ngram - theory.ngram_shared_probability(ngram, s, BIG_L)
         rates.append(gap * BIG_L / ((1 - f) * f ** (ngram - 1) * ngram * (ngram - 1) / 2))
     worst_rate = max(abs(r - 1.0) for r in rates)
-    return violations == 0 and worst_rate <= 1e-4, {
+    return bool(violations == 0 and worst_rate <= 1e-4), {
         "bound violations": violations,
         "cases (l, N, s)": cases,
         "min upper / gap where gap > 0": tight,
@@ -215,7 +215,7 @@ def _mc_heads(point, pairs: int, seed: int) -> dict:
         abs(a - b) / math.sqrt(b * (1 - b) / pairs) if 0 < b < 1 else abs(a - b) * math.inf
         for a, b in zip(freq, law, strict=True)
     ]
-    return {"point": list(point), "frequencies": freq.tolist(), "law": law, "max z": max(z)}
+    return {"point": list(point), "frequencies": freq.tolist(), "law": law, "max z": float(max(z))}
 
 
 def check_ng4(quick: bool = False) -> tuple[bool, dict]:
@@ -232,7 +232,7 @@ def check_ng4(quick: bool = False) -> tuple[bool, dict]:
         worst_all = max(worst_all, abs(law[-1] - p_all), abs(sum(law) - 1.0))
     rows = [_mc_heads(p, PAIRS[quick], seed=i) for i, p in enumerate(HEADS_POINTS)]
     worst_z = max(r["max z"] for r in rows)
-    return worst <= 1e-14 and worst_all <= 1e-14 and worst_z <= Z, {
+    return bool(worst <= 1e-14 and worst_all <= 1e-14 and worst_z <= Z), {
         "max |law - enumeration|": worst,
         "max |P(K=H) - probability|, |sum - 1|": worst_all,
         "monte carlo (N, m, f, l, H)": rows,
