@@ -148,6 +148,7 @@ def ngram_kernel(tokens, mult, salt, moduli, out):  # pragma: no cover - jit
     """
     m, length = tokens.shape
     rows, heads, order = mult.shape
+    mods = moduli.astype(np.uint32)  # < 2^32: a 32-bit division, cheaper than a 64-bit one
     for i in range(m):
         r = i if rows > 1 else 0
         for t in range(length - order + 1):
@@ -156,7 +157,7 @@ def ngram_kernel(tokens, mult, salt, moduli, out):  # pragma: no cover - jit
                 for j in range(order):
                     x = np.uint64(tokens[i, t + order - 1 - j])
                     v ^= (np.uint64(mult[r, h, j]) * x) & _MASK
-                out[i, t, h] = np.int64(_fmix32(v) % np.uint64(moduli[h]))
+                out[i, t, h] = np.int64(np.uint32(_fmix32(v)) % mods[h])
 
 
 def ngram_hash(tokens, multipliers, salts, moduli, *, xp=np, pad_id: int | None = None):
