@@ -101,16 +101,19 @@ def test_same_seed_same_function_and_heads_differ():
     assert len({tuple(r) for r in a.multipliers}) == 3
 
 
-def test_distinct_ngrams_collide_like_an_ideal_hash():
+@pytest.mark.parametrize(("m", "heads", "pos", "other"), [(5, 3, 1, 13), (8, 1, 0, 10 + 2**16)])
+def test_distinct_ngrams_collide_like_an_ideal_hash(m, heads, pos, other):
     """The ideal-hash model the theory assumes, on structured inputs (consecutive ids, windows
-    differing in one position): over fresh functions a distinct pair collides in head h with
-    probability 1/m_h, and in all H heads with prod 1/m_h (independent heads), within 4.5
-    standard errors; equal n-grams always collide."""
-    trials, m, heads = 40_000, 5, 3
+    differing in one position; and a power-of-two table with ids differing only above bit 16,
+    which a multiply without the finaliser would map to the same low bits): over fresh
+    functions a distinct pair collides in head h with probability 1/m_h, and in all H heads
+    with prod 1/m_h (independent heads), within 4.5 standard errors; equal n-grams always
+    collide."""
+    trials = 40_000
     rng = np.random.default_rng(11)
     t1 = np.tile(np.array([[10, 11, 12]]), (trials, 1))
     t2 = t1.copy()
-    t2[:, 1] = 13  # the windows differ in their middle token only
+    t2[:, pos] = other  # the windows differ in one token only
     law = NGram.pair_collisions(m, t1, t2, rng, ngram=3, heads=heads)
     moduli = ngram_moduli(m, heads)
     probs = [1 / p for p in moduli]
