@@ -60,6 +60,7 @@ from lshsim.theory.families import (
     voronoi_probability,
 )
 from lshsim.theory.ngram import (
+    ngram_anywhere_probability,
     ngram_heads_law,
     ngram_limit_bounds,
     ngram_probability,
@@ -89,6 +90,7 @@ __all__ = [
     "log_miss",
     "log_probability",
     "minhash_probability",
+    "ngram_anywhere_probability",
     "ngram_heads_law",
     "ngram_limit_bounds",
     "ngram_probability",

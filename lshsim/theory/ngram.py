@@ -18,6 +18,9 @@ the ``l - N + 1`` windows that collide.
 * ``H`` heads: the number ``K`` of heads that collide has law
   ``P(K = k) = q 1{k = H} + (1 - q) PB(k; 1/m_1, ..., 1/m_H)`` (PB: Poisson-binomial), and
   ``P(K = H) = q + (1 - q) prod_h 1/m_h``.
+* The other definition (the bucket of window ``t`` used by *any* window of sentence 2):
+  ``q + (1 - q)(1 - (1 - 1/m)^(l - N + 1))`` (:func:`ngram_anywhere_probability`); both
+  coincide for an injective lookup, which is why Token-ID's ``f`` can be read either way.
 * ``N = 1``: ``q = s / l``, Token-ID's rate; the hashed rate adds ``(1 - s/l) / m`` (two
   distinct tokens share a hashed bucket), where :class:`~lshsim.hashing.TokenID` with
   ``n >= V`` is injective and adds nothing.
@@ -39,6 +42,7 @@ from lshsim.hashing.ngram import MAX_HEADS, MAX_TABLE, ngram_moduli
 from lshsim.sentences import shared_tokens
 
 __all__ = [
+    "ngram_anywhere_probability",
     "ngram_heads_law",
     "ngram_limit_bounds",
     "ngram_probability",
@@ -133,6 +137,22 @@ def ngram_probability(
     """
     q, moduli, _ = _check(ngram, m, overlap, length, heads)
     return q + (1.0 - q) * math.prod(1.0 / mh for mh in moduli)
+
+
+def ngram_anywhere_probability(ngram: int, m: int, overlap: float, length: int = 32) -> float:
+    """One head, the other definition: P[window t's bucket is used by *some* window of s2].
+
+    ``q + (1 - q) (1 - (1 - 1/m)^(l - N + 1))``. An unshared window of sentence 1 holds an id
+    that occurs nowhere in sentence 2 (the pair's ids are distinct), so its n-gram differs from
+    all ``l - N + 1`` n-grams of sentence 2, and those differ from each other (no id repeats
+    inside a sentence); under the ideal hash their buckets are independent and uniform. With
+    one bucket per token (Token-ID, ``n >= V``) both definitions give ``f``; hashed, this one
+    is larger than :func:`ngram_probability` by ``(1 - q)((1 - (1 - 1/m)^w) - 1/m)``.
+    Arguments as :func:`ngram_heads_law` (one head).
+    """
+    q, moduli, _ = _check(ngram, m, overlap, length, 1)
+    windows = length - ngram + 1
+    return q + (1.0 - q) * -math.expm1(windows * math.log1p(-1.0 / moduli[0]))
 
 
 def ngram_limit_bounds(ngram: int, shared: int, length: int) -> tuple[float, float]:
