@@ -18,7 +18,9 @@ per idea:
   ``1 - (1 - p^k)^L``, the query cost in inner products per family, and the best family at
   equal query cost;
 * :mod:`~lshsim.theory.sentence`: :func:`collision_probability` for the sentence model at
-  overlap ``f``.
+  overlap ``f``;
+* :mod:`~lshsim.theory.productkey`: product keys, ``P_vor(sqrt n, a1) P_vor(sqrt n, a2)``;
+  :mod:`~lshsim.theory.topk`: the exact top-k overlap of Voronoi (softmax top-k).
 
 Every public name is re-exported here, so ``from lshsim import theory; theory.probability``
 works as before the split.
@@ -57,9 +59,15 @@ from lshsim.theory.families import (
     simhash_probability,
     voronoi_probability,
 )
+from lshsim.theory.productkey import (
+    productkey_log_probability,
+    productkey_probability,
+    productkey_rho,
+)
 from lshsim.theory.rates import asymptotic_probability, limit_rho, rho, rho_lsh
 from lshsim.theory.sentence import SENTENCE_COSINES, SentenceProbability, collision_probability
 from lshsim.theory.spherical import QuadratureError
+from lshsim.theory.topk import voronoi_topk_overlap
 
 __all__ = [
     "COSINE_FAMILIES",
@@ -82,6 +90,9 @@ __all__ = [
     "minhash_probability",
     "probabilities",
     "probability",
+    "productkey_log_probability",
+    "productkey_probability",
+    "productkey_rho",
     "pstable_direction_probability",
     "pstable_probability",
     "query_cost",
@@ -90,4 +101,5 @@ __all__ = [
     "simhash_probability",
     "tokenid_probability",
     "voronoi_probability",
+    "voronoi_topk_overlap",
 ]
