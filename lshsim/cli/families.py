@@ -15,6 +15,7 @@ FAMILY_HELP = {
     "crosspolytope": "closest ±e_j after A x, n = 2m (gaussian-projection, orthogonal, hadamard)",
     "minhash": "min-hash of the token set, exact mod 2^61-1; k concatenated min-hashes",
     "tokenid": "token id mod n (per-token routing; one trial per aligned position)",
+    "productkey": "product keys: argmaxes of s Gaussian sub-keys per half, slot i*s+j (n = s^2)",
 }
 
 

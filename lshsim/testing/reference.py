@@ -71,6 +71,28 @@ def voronoi(h, x: np.ndarray) -> np.ndarray:
     return np.argmax(project(x, h.centres), axis=1).astype(np.int64)
 
 
+def topk(scores: np.ndarray, k: int) -> np.ndarray:
+    """Top-``k`` columns of each row by a stable sort of ``-scores`` (ties: lower column)."""
+    return np.argsort(-scores, axis=1, kind="stable")[:, :k].astype(np.int64)
+
+
+def productkey(h, x: np.ndarray) -> np.ndarray:
+    """Slot ``i * s + j`` of the two halves' argmaxes, from ``h.keys1``, ``h.keys2``."""
+    half = h.d // 2
+    i = project(x[:, :half], h.keys1).argmax(axis=1)
+    j = project(x[:, half:], h.keys2).argmax(axis=1)
+    return (i * h.s + j).astype(np.int64)
+
+
+def productkey_topk(h, x: np.ndarray, k: int) -> np.ndarray:
+    """PKM's top-``k`` by brute force: the top-``k`` of all ``s^2`` sums ``s1_i + s2_j``."""
+    half = h.d // 2
+    s1 = project(x[:, :half], h.keys1).astype(np.float64)
+    s2 = project(x[:, half:], h.keys2).astype(np.float64)
+    sums = (s1[:, :, None] + s2[:, None, :]).reshape(x.shape[0], -1)  # column i * s + j
+    return topk(sums, k)
+
+
 def signed_argmax(y: np.ndarray) -> np.ndarray:
     """Cross-polytope bucket of rotated rows ``y`` (float[rows, m]).
 

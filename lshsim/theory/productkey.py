@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from lshsim._validate import check_int
+from lshsim.hashing.productkey import check_square
 from lshsim.theory import spherical as spherical_theory
 from lshsim.theory.families import log_probability
 
@@ -30,27 +30,7 @@ __all__ = [
     "productkey_log_probability",
     "productkey_probability",
     "productkey_rho",
-    "subkeys",
 ]
-
-
-def subkeys(n: int) -> int:
-    """The sub-keys per half ``s = sqrt(n)``; ``ValueError`` unless ``n = s^2`` with ``s >= 2``.
-
-    Args:
-        n: the number of slots (buckets).
-
-    Returns:
-        ``s``, an int ``>= 2``.
-    """
-    n = check_int("n (buckets)", n, 4, 2**62)
-    s = math.isqrt(n)
-    if s * s != n:
-        raise ValueError(
-            f"n (buckets) must be a perfect square s^2 (s >= 2) for productkey, got {n} "
-            f"(nearest: {s * s} or {(s + 1) ** 2})"
-        )
-    return s
 
 
 def productkey_log_probability(
@@ -67,7 +47,7 @@ def productkey_log_probability(
     Returns:
         ``ln P`` (``-inf`` when a half-cosine is ``-1``).
     """
-    s = subkeys(n)
+    s = check_square(n)
     a2 = a1 if a2 is None else a2
     first = log_probability("voronoi", s, a1, rtol=rtol)
     if a2 == a1:
