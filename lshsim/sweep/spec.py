@@ -33,6 +33,8 @@ NOT_AXES = {
     "seed": "each cell's seed derives from the top-level seed and the cell's options",
     "threads": "the numbers do not depend on it",
     "json": "it only changes the command's output",
+    "topk": "a different quantity (the top-k overlap); not a sweep axis yet",
+    "half_cosines": "product keys at two half-cosines; not a sweep axis yet",
 }
 #: Options the CLI accepts only with ``--overlap`` (with ``--cosine`` they have no effect).
 SENTENCE_ONLY = {"simulate": ("length", "vocab"), "theory": ("dim", "length", "vocab", "cosines")}
