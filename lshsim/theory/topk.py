@@ -139,6 +139,16 @@ def voronoi_topk_overlap(
             f"topk (k) must be <= {MAX_EXACT_TOPK} for the exact quadrature, got {k}; "
             "estimate it with `lshsim simulate --topk`"
         )
+    return topk_quadrature(n, k, a, rtol)
+
+
+def topk_quadrature(n: int, k: int, a: float, rtol: float = spherical_theory.RTOL) -> float:
+    """The overlap fraction by the 2-D quadrature alone, no special case (inputs validated).
+
+    :func:`voronoi_topk_overlap` returns the closed values at ``k = 1`` (``P_vor``), ``k = n``
+    and ``a in {-1, 0, 1}``; this function integrates the multinomial sum at every ``-1 < a <
+    1``, so the claims can check it against those closed values.
+    """
     alpha, beta = spherical_theory._alpha_beta(a)
 
     def log_f(x, y):
