@@ -42,6 +42,8 @@ __all__ = [
     "family_params",
     "overlaps",
     "sentence_models",
+    "square_buckets",
+    "topk_sizes",
     "unit_vector_pairs",
 ]
 
@@ -92,6 +94,7 @@ def bucket_counts(family: str, *, max_log2: int = 24, min_log2: int = 1) -> st.S
 
     * simhash and pstable (default ``k = log2 n``): powers of two;
     * crosspolytope (``n = 2d``): even numbers;
+    * productkey (``n = s^2``): perfect squares, ``s >= 2`` (so at least 4);
     * voronoi, minhash, tokenid: any integer.
 
     Args:
@@ -117,6 +120,9 @@ def bucket_counts(family: str, *, max_log2: int = 24, min_log2: int = 1) -> st.S
         return st.integers(min_log2, max_log2).map(lambda e: 2**e)
     if family == "crosspolytope":  # n = 2d
         return _by_magnitude(2 ** (min_log2 - 1), 2 ** (max_log2 - 1)).map(lambda d: 2 * d)
+    if family == "productkey":  # n = s^2, s >= 2
+        lo = max(2, math.isqrt(2**min_log2 - 1) + 1)
+        return _by_magnitude(lo, math.isqrt(2**max_log2)).map(lambda s: s * s)
     return _by_magnitude(2**min_log2, 2**max_log2)
 
 
@@ -155,6 +161,16 @@ def family_params(family: str, *, exact: bool = False) -> st.SearchStrategy[dict
     if family == "minhash":
         return st.one_of(st.just({}), st.integers(1, 8).map(lambda k: {"k": k}))
     return st.just({})
+
+
+def square_buckets(*, min_log2: int = 2, max_log2: int = 24) -> st.SearchStrategy[int]:
+    """Product-key table sizes ``n = s^2`` in ``[2^min_log2, 2^max_log2]`` (``s >= 2``)."""
+    return bucket_counts("productkey", min_log2=min_log2, max_log2=max_log2)
+
+
+def topk_sizes(n: int, *, max_k: int = 16) -> st.SearchStrategy[int]:
+    """Top-k sizes ``1 <= k <= min(n, max_k)`` (the exact Voronoi overlap takes ``k <= 16``)."""
+    return st.integers(1, max(1, min(n, max_k)))
 
 
 def family_configs(

@@ -53,9 +53,9 @@ def _log_cells(x, y, alpha, beta):
     """``log p11, log p10, log p01, log p00`` at rotated ``(x, y)`` (see the module docstring)."""
     u = alpha * x + beta * y
     v = alpha * x - beta * y
-    log_p00 = spherical_theory._log_phi2(x, y, alpha, beta)
-    p11 = np.exp(spherical_theory._log_phi2(-x, -y, alpha, beta))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore"):  # a cell of probability 0 has log -inf
+        log_p00 = spherical_theory._log_phi2(x, y, alpha, beta)
+        p11 = np.exp(spherical_theory._log_phi2(-x, -y, alpha, beta))
         log_p11 = np.log(p11)
         log_p10 = np.log(np.maximum(ndtr(-u) - p11, 0.0))
         log_p01 = np.log(np.maximum(ndtr(-v) - p11, 0.0))
