@@ -87,8 +87,8 @@ def _pk1(samples: int) -> tuple[bool, dict]:
 
 
 def check_pk1() -> tuple[bool, dict]:
-    """B.pk1 with 20000 pairs per Monte-Carlo point."""
-    return _pk1(20_000)
+    """B.pk1 with 10000 pairs per Monte-Carlo point."""
+    return _pk1(10_000)
 
 
 def quick_pk1() -> tuple[bool, dict]:
