@@ -17,7 +17,7 @@ the two halves independent of each other. Each half is then the construction of
 group's sum by the walk ``R^2 <- R^2 + L^2 + 2 R L c`` (``c`` one coordinate of a uniform
 unit vector of ``R^(d/2)``, independent of the past by rotation invariance), the three group
 directions by a Bartlett factor. The halves are dependent only through the shared weights:
-as ``d -> inf``, ``w_t^2 -> 1/2`` (variance ``1 / (d + 2)``) and ``A1, A2`` become independent,
+as ``d -> inf``, ``w_t^2 -> 1/2`` (variance ``1 / (2d + 4)``) and ``A1, A2`` become independent,
 each distributed as the sentence cosine at dimension ``d/2``.
 """
 
