@@ -57,3 +57,22 @@ def test_figure(quick, tmp_path):
         assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
     with pytest.raises(KeyError, match="topk"):
         plot_collision_beyond({"panels": quick["panels"]})
+
+
+def test_ngram_curve_appears_when_that_family_is_registered(monkeypatch):
+    """With a family 'ngram' and theory.ngram_probability (branch ngram), the panel draws its
+    2-gram curve with (N, m, f, l) = (2, n, f, 40); without them, no curve."""
+    import lshsim.studies.beyond as beyond
+
+    cfg = dataclasses.replace(
+        STUDIES["collision_beyond"].config("quick"), beyond_log2n=(2, 4), beyond_mc_log2n=()
+    )
+    assert "ngram" not in beyond._collision_panel(cfg, 0.5, [])["exact"]
+    calls = []
+    monkeypatch.setitem(beyond.FAMILIES, "ngram", object)
+    monkeypatch.setattr(
+        beyond.theory, "ngram_probability", lambda *a: calls.append(a) or 0.25, raising=False
+    )
+    curve = beyond._collision_panel(cfg, 0.5, [])["exact"]["ngram"]
+    assert curve == {"n": [4, 16], "p": [0.25, 0.25]}
+    assert calls == [(2, 4, 0.5, 40), (2, 16, 0.5, 40)]
