@@ -128,8 +128,8 @@ def commands() -> dict[str, Command]:
             options[action.dest] = Option(
                 action.dest, kind, choices, action.default, bool(action.required)
             )
-        groups = tuple(
-            tuple(a.dest for a in g._group_actions)
+        groups = tuple(  # a non-axis (theory's --half-cosines) is never one of a cell's
+            tuple(a.dest for a in g._group_actions if a.dest not in NOT_AXES)
             for g in parser._mutually_exclusive_groups
             if g.required
         )
