@@ -71,8 +71,10 @@ def _collision_panel(cfg: BeyondConfig, f: float, seeds: list[int]) -> dict:
 def _topk_panel(cfg: BeyondConfig, seeds: list[int]) -> dict:
     a = cfg.topk_cosine
     ns = [2**k for k in cfg.topk_log2n]
-    exact = {str(k): {"n": ns, "p": [theory.voronoi_topk_overlap(n, k, a) for n in ns]}
-             for k in cfg.topk_ks}  # fmt: skip
+    exact = {}
+    for k in cfg.topk_ks:  # n >= k buckets
+        nk = [n for n in ns if n >= k]
+        exact[str(k)] = {"n": nk, "p": [theory.voronoi_topk_overlap(n, k, a) for n in nk]}
     mc = {}
     for k in cfg.topk_ks:
         cells: dict = {"n": [2**j for j in cfg.topk_mc_log2n if 2 ** (j // 2) >= k]}

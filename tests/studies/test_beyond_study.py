@@ -76,3 +76,16 @@ def test_ngram_curve_appears_when_that_family_is_registered(monkeypatch):
     curve = beyond._collision_panel(cfg, 0.5, [])["exact"]["ngram"]
     assert curve == {"n": [4, 16], "p": [0.25, 0.25]}
     assert calls == [(2, 4, 0.5, 40), (2, 16, 0.5, 40)]
+
+
+def test_topk_lines_start_at_n_equal_k():
+    """The exact top-k lines are drawn from n >= k only (k = n gives 1)."""
+    import lshsim.studies.beyond as beyond
+
+    cfg = dataclasses.replace(
+        STUDIES["collision_beyond"].config("default"),
+        topk_ks=(1, 4), topk_log2n=(1, 2, 3), topk_mc_log2n=(),
+    )  # fmt: skip
+    exact = beyond._topk_panel(cfg, [])["exact_voronoi"]
+    assert exact["1"]["n"] == [2, 4, 8] and exact["4"]["n"] == [4, 8]
+    assert exact["4"]["p"][0] == 1.0
