@@ -46,6 +46,7 @@ from tqdm import tqdm
 
 from lshsim._validate import check_float, check_int
 from lshsim.hashing import get_family
+from lshsim.sentence_halves import half_cosine_pairs, half_cosines
 from lshsim.sentences import (
     check_sentence_model,
     cosine_pairs,
@@ -288,6 +289,8 @@ def _check_inputs(cls, family, n, params, overlap, cosine, dim, length, vocab, s
                 raise ValueError(
                     f"ngram (N) must be an integer in [1, l = {length}], got {params['ngram']}"
                 )
+    if cls.halves and (dim < 4 or dim % 2):
+        raise ValueError(f"dim (d) must be even and >= 4 for family '{family}', got {dim}")
     if mode == "reduced":
         if not vectors:
             raise ValueError(f"mode='reduced' is not available for family '{family}'")
@@ -398,12 +401,16 @@ def _run_chunk(cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, pa
     if mode == "reduced":
         if cosine is not None:
             cos = np.full(count, cosine)
+        elif cls.halves:  # product keys: the two half-cosines of each pair
+            cos = half_cosines(count, overlap, length=length, dim=dim, rng=rng)
         else:
             cos = sentence_cosines(count, overlap, length=length, dim=dim, rng=rng)
         return int(cls.sample_reduced(n, cos, rng, **params).sum()), count
 
     vectors = cls.input_kind == "vectors"
-    if cosine is not None:
+    if cosine is not None and cls.halves:  # both halves at the cosine
+        a, b = half_cosine_pairs(count, cosine, cosine, dim, rng)
+    elif cosine is not None:
         a, b = cosine_pairs(count, cosine, dim, rng)
     else:
         pairs = sentence_pairs(

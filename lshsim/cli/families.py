@@ -16,6 +16,7 @@ FAMILY_HELP = {
     "minhash": "min-hash of the token set, exact mod 2^61-1; k concatenated min-hashes",
     "tokenid": "token id mod n (per-token routing; one trial per aligned position)",
     "ngram": "hashed N-gram ending at each position, H heads (Engram); one trial per window",
+    "productkey": "product keys: argmaxes of s Gaussian sub-keys per half, slot i*s+j (n = s^2)",
 }
 
 

@@ -13,6 +13,7 @@ import sys
 
 from lshsim import theory
 from lshsim._validate import check_int
+from lshsim.cli import simulate_beyond as beyond
 from lshsim.cli.families import FAMILY_HELP
 from lshsim.cli.output import print_rows
 from lshsim.estimate import MODES, estimate_collision
@@ -34,6 +35,7 @@ examples:
   lshsim simulate --family crosspolytope --rotation orthogonal --buckets 64 --cosine 0.5 --dim 64
   lshsim simulate --family minhash --buckets 1048576 --overlap 0.3 --k 2
   lshsim simulate --family ngram --ngram 2 --heads 4 --buckets 7 --overlap 0.5 --length 16
+  lshsim simulate --family productkey --buckets 1024 --cosine 0.8 --topk 4 --dim 16
 """
 )
 
@@ -58,6 +60,8 @@ examples:
   lshsim theory --family crosspolytope --buckets 64 --cosine 0.8 --far 0.2 --tables 20 --concat 3
   lshsim theory --family simhash --buckets 1024 --overlap 0.5 --dim 64 --length 32 --json
   lshsim theory --family ngram --ngram 3 --buckets 160651 --overlap 0.8 --heads 8 --json
+  lshsim theory --family productkey --buckets 1048576 --half-cosines 0.6,0.8
+  lshsim theory --family voronoi --buckets 4096 --cosine 0.8 --topk 4
 
 hashed n-grams (--family ngram, --overlap f): the rate at an aligned full window (t >= N-1)
   q = s(s-1)...(s-N+1) / (l(l-1)...(l-N+1)), s = round(f l): all N positions shared
@@ -67,11 +71,14 @@ hashed n-grams (--family ngram, --overlap f): the rate at an aligned full window
 """
 
 
-def add_target_args(p: argparse.ArgumentParser) -> None:
+def add_target_args(p: argparse.ArgumentParser):
     """Add the arguments that say what to compute: family, buckets, cosine or sentence model.
 
     Args:
         p: the ``simulate`` or ``theory`` parser.
+
+    Returns:
+        The required group of ``--overlap`` and ``--cosine`` (``theory`` adds one more).
     """
     p.add_argument(
         "--family",
@@ -119,7 +126,16 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
         metavar="V",
         help="with --overlap: vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
     )
+    p.add_argument(
+        "--topk",
+        type=int,
+        metavar="k",
+        help="top-k overlap E|T_k(x) ∩ T_k(y)|/k instead of the top-1 collision (voronoi, "
+        "crosspolytope, productkey: PKM's top-k per half, then top-k of the k^2 sums); "
+        "theory: exact for voronoi (k <= 16, --cosine)",
+    )
     _add_family_param_args(p)
+    return what
 
 
 def _add_family_param_args(p: argparse.ArgumentParser) -> None:
@@ -216,7 +232,12 @@ def _add_theory_parser(sub) -> None:
         epilog=_THEORY_EPILOG,
         formatter_class=argparse.RawTextHelpFormatter,
     )
-    add_target_args(th)
+    what = add_target_args(th)
+    what.add_argument(
+        "--half-cosines",
+        metavar="a1,a2",
+        help="productkey: the cosines of the two halves (--cosine a is both at a)",
+    )
     th.add_argument(
         "--cosines",
         type=int,
@@ -283,6 +304,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     sentence = _sentence_options(args, ("length", "vocab"))
     if args.dim is not None:
         sentence["dim"] = args.dim
+    if args.topk is not None:
+        return beyond.run_simulate_topk(args, sentence, params)
     progress = not args.json and sys.stderr.isatty()
     est = estimate_collision(
         args.family,
@@ -368,6 +391,9 @@ def run_theory(args: argparse.Namespace) -> int:
     """
     params = _family_params(args)
     sentence = _sentence_options(args, ("dim", "length", "vocab", "cosines", "seed"))
+    out = beyond.theory_beyond(args, params)
+    if out is not None:
+        return beyond.print_out(out, args.json)
     for flag, name in (("tables", "tables (L)"), ("concat", "concat (k)")):
         if getattr(args, flag) is not None:  # before any quadrature
             check_int(name, getattr(args, flag), 1, 2**40 if flag == "tables" else 2**20)

@@ -14,12 +14,14 @@ from lshsim.hashing.base import HashFamily
 from lshsim.hashing.hyperplane import PStable, SimHash
 from lshsim.hashing.minhash import MERSENNE61, MinHash
 from lshsim.hashing.ngram import NGram
+from lshsim.hashing.productkey import ProductKey
 from lshsim.hashing.spherical import CrossPolytope, Voronoi
 from lshsim.hashing.tokenid import TokenID
 
 #: Every family by name: the CLI, tests and experiments enumerate this one dict.
 FAMILIES: dict[str, type[HashFamily]] = {
-    cls.name: cls for cls in (SimHash, PStable, Voronoi, CrossPolytope, MinHash, TokenID, NGram)
+    cls.name: cls
+    for cls in (SimHash, PStable, Voronoi, CrossPolytope, MinHash, TokenID, NGram, ProductKey)
 }
 
 #: Families hashing real vectors (the others hash token ids).
@@ -48,6 +50,7 @@ __all__ = [
     "MinHash",
     "NGram",
     "PStable",
+    "ProductKey",
     "SimHash",
     "TokenID",
     "Voronoi",

@@ -46,6 +46,9 @@ class HashFamily:
     reduced: ClassVar[bool] = False
     #: True where ``_hash`` checks finiteness on the (narrower) projections itself.
     validates_projections: ClassVar[bool] = False
+    #: True where the hash reads the input's two halves separately (product keys): an exact
+    #: cosine then means both halves at that cosine, and the reduced mode takes half-cosines.
+    halves: ClassVar[bool] = False
 
     def __init__(self, n: int, d: int, seed=0, **params):
         self.params = self.check_params(n, **params)

@@ -15,12 +15,17 @@ once to the list below.)
 
 from __future__ import annotations
 
-from lshsim.studies import amplification, collision, routing, sentences, theorem2
+from lshsim.studies import amplification, beyond, collision, routing, sentences, theorem2
 from lshsim.studies.base import PROFILES, Study, registry
 
 #: every study of ``lshsim reproduce``, by name, in run order
 STUDIES: dict[str, Study] = registry(
-    collision.STUDIES, sentences.STUDIES, routing.STUDIES, theorem2.STUDIES, amplification.STUDIES
+    collision.STUDIES,
+    sentences.STUDIES,
+    routing.STUDIES,
+    theorem2.STUDIES,
+    amplification.STUDIES,
+    beyond.STUDIES,
 )
 
 __all__ = ["PROFILES", "STUDIES", "Study"]

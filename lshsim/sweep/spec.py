@@ -33,6 +33,8 @@ NOT_AXES = {
     "seed": "each cell's seed derives from the top-level seed and the cell's options",
     "threads": "the numbers do not depend on it",
     "json": "it only changes the command's output",
+    "topk": "a different quantity (the top-k overlap); not a sweep axis yet",
+    "half_cosines": "product keys at two half-cosines; not a sweep axis yet",
 }
 #: Options the CLI accepts only with ``--overlap`` (with ``--cosine`` they have no effect).
 SENTENCE_ONLY = {"simulate": ("length", "vocab"), "theory": ("dim", "length", "vocab", "cosines")}
@@ -126,8 +128,8 @@ def commands() -> dict[str, Command]:
             options[action.dest] = Option(
                 action.dest, kind, choices, action.default, bool(action.required)
             )
-        groups = tuple(
-            tuple(a.dest for a in g._group_actions)
+        groups = tuple(  # a non-axis (theory's --half-cosines) is never one of a cell's
+            tuple(a.dest for a in g._group_actions if a.dest not in NOT_AXES)
             for g in parser._mutually_exclusive_groups
             if g.required
         )

@@ -71,6 +71,28 @@ def voronoi(h, x: np.ndarray) -> np.ndarray:
     return np.argmax(project(x, h.centres), axis=1).astype(np.int64)
 
 
+def topk(scores: np.ndarray, k: int) -> np.ndarray:
+    """Top-``k`` columns of each row by a stable sort of ``-scores`` (ties: lower column)."""
+    return np.argsort(-scores, axis=1, kind="stable")[:, :k].astype(np.int64)
+
+
+def productkey(h, x: np.ndarray) -> np.ndarray:
+    """Slot ``i * s + j`` of the two halves' argmaxes, from ``h.keys1``, ``h.keys2``."""
+    half = h.d // 2
+    i = project(x[:, :half], h.keys1).argmax(axis=1)
+    j = project(x[:, half:], h.keys2).argmax(axis=1)
+    return (i * h.s + j).astype(np.int64)
+
+
+def productkey_topk(h, x: np.ndarray, k: int) -> np.ndarray:
+    """PKM's top-``k`` by brute force: the top-``k`` of all ``s^2`` sums ``s1_i + s2_j``."""
+    half = h.d // 2
+    s1 = project(x[:, :half], h.keys1).astype(np.float64)
+    s2 = project(x[:, half:], h.keys2).astype(np.float64)
+    sums = (s1[:, :, None] + s2[:, None, :]).reshape(x.shape[0], h.s * h.s)  # column i * s + j
+    return topk(sums, k)
+
+
 def signed_argmax(y: np.ndarray) -> np.ndarray:
     """Cross-polytope bucket of rotated rows ``y`` (float[rows, m]).
 
@@ -235,3 +257,39 @@ def sentence_cosines_bartlett(
     b = shared + u[:, :, length:].sum(axis=2)
     cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     return np.clip(cos, -1.0, 1.0)
+
+
+def topk_overlap_grid(n: int, k: int, a: float, step: float = 0.01, lim: float = 8.0) -> float:
+    """Voronoi top-k overlap ``E|T_k(x) ∩ T_k(y)| / k`` by brute force on a tensor grid.
+
+    Independent of :mod:`lshsim.theory.topk`: the grid is in ``(u, v)`` (not rotated), the
+    both-above cell ``p11(u, v) = int_u^inf phi(t) Q((v - a t) / sqrt(1 - a^2)) dt`` is a
+    cumulative trapezoid sum over ``t`` (no Owen's T), and the multinomial sum uses
+    ``math.comb`` and plain powers. Accurate to about ``1e-5`` relative at small ``n``.
+    """
+    from scipy.special import ndtr
+
+    grid = np.arange(-lim, lim + step / 2, step)
+    s = math.sqrt(1.0 - a * a)
+    phi = np.exp(-0.5 * grid * grid) / math.sqrt(2.0 * math.pi)
+    # integrand[t, j] = phi(t) Q((v_j - a t) / s); p11[i, j] = sum over t >= u_i (trapezoid)
+    f = phi[:, None] * ndtr(-(grid[None, :] - a * grid[:, None]) / s)
+    tail = np.cumsum(f[::-1], axis=0)[::-1] * step
+    p11 = tail - 0.5 * step * (f + f[-1:])  # trapezoid: half weight at both ends
+    q = ndtr(-grid)
+    p10 = np.maximum(q[:, None] - p11, 0.0)
+    p01 = np.maximum(q[None, :] - p11, 0.0)
+    p00 = np.maximum(1.0 - q[:, None] - q[None, :] + p11, 0.0)
+    total = np.zeros_like(p11)
+    for i in range(k):
+        for j in range(k - i):
+            for c in range(k - i):
+                r = n - 1 - i - j - c
+                if r >= 0:
+                    coef = (
+                        math.comb(n - 1, i) * math.comb(n - 1 - i, j) * math.comb(n - 1 - i - j, c)
+                    )
+                    total += coef * p11**i * p10**j * p01**c * p00**r
+    dens = np.exp(-(grid[:, None] ** 2 - 2 * a * grid[:, None] * grid[None, :] + grid[None, :] ** 2)
+                  / (2 * s * s)) / (2 * math.pi * s)  # fmt: skip
+    return float(n * (dens * total).sum() * step * step / k)

@@ -59,6 +59,7 @@ PARTS: tuple[str, ...] = (
     "lshsim.theorems.theorem1",
     "lshsim.theorems.claims_lsh",
     "lshsim.theorems.claims_ngram",
+    "lshsim.theorems.claims_beyond",
 )
 
 

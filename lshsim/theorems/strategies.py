@@ -43,6 +43,8 @@ __all__ = [
     "ngram_models",
     "overlaps",
     "sentence_models",
+    "square_buckets",
+    "topk_sizes",
     "unit_vector_pairs",
 ]
 
@@ -97,6 +99,7 @@ def bucket_counts(family: str, *, max_log2: int = 24, min_log2: int = 1) -> st.S
     * simhash and pstable (default ``k = log2 n``): powers of two;
     * crosspolytope (``n = 2d``): even numbers;
     * voronoi, minhash, tokenid: any integer;
+    * productkey (``n = s^2``): perfect squares, ``s >= 2`` (so at least 4);
     * ngram: any integer up to ``2^31`` (whatever ``max_log2``: 32-bit hash values).
 
     Args:
@@ -126,6 +129,9 @@ def bucket_counts(family: str, *, max_log2: int = 24, min_log2: int = 1) -> st.S
         if min_log2 > NGRAM_MAX_LOG2:
             raise ValueError(f"min_log2 must be <= {NGRAM_MAX_LOG2} for ngram, got {min_log2}")
         return _by_magnitude(2**min_log2, 2 ** min(max_log2, NGRAM_MAX_LOG2))
+    if family == "productkey":  # n = s^2, s >= 2
+        lo = max(2, math.isqrt(2**min_log2 - 1) + 1)
+        return _by_magnitude(lo, math.isqrt(2**max_log2)).map(lambda s: s * s)
     return _by_magnitude(2**min_log2, 2**max_log2)
 
 
@@ -168,6 +174,16 @@ def family_params(family: str, *, exact: bool = False) -> st.SearchStrategy[dict
     if family == "ngram":
         return st.fixed_dictionaries({}, optional={"ngram": st.integers(1, 4), "heads": _HEADS})
     return st.just({})
+
+
+def square_buckets(*, min_log2: int = 2, max_log2: int = 24) -> st.SearchStrategy[int]:
+    """Product-key table sizes ``n = s^2`` in ``[2^min_log2, 2^max_log2]`` (``s >= 2``)."""
+    return bucket_counts("productkey", min_log2=min_log2, max_log2=max_log2)
+
+
+def topk_sizes(n: int, *, max_k: int = 16) -> st.SearchStrategy[int]:
+    """Top-k sizes ``1 <= k <= min(n, max_k)`` (the exact Voronoi overlap takes ``k <= 16``)."""
+    return st.integers(1, max(1, min(n, max_k)))
 
 
 def family_configs(

@@ -20,7 +20,9 @@ per idea:
 * :mod:`~lshsim.theory.ngram`: hashed n-grams on the sentence model (:func:`ngram_probability`,
   the heads' law :func:`ngram_heads_law`, the ``f^N`` limit);
 * :mod:`~lshsim.theory.sentence`: :func:`collision_probability` for the sentence model at
-  overlap ``f``.
+  overlap ``f``;
+* :mod:`~lshsim.theory.productkey`: product keys, ``P_vor(sqrt n, a1) P_vor(sqrt n, a2)``;
+  :mod:`~lshsim.theory.topk`: the exact top-k overlap of Voronoi (softmax top-k).
 
 Every public name is re-exported here, so ``from lshsim import theory; theory.probability``
 works as before the split.
@@ -67,9 +69,15 @@ from lshsim.theory.ngram import (
     ngram_shared_probability,
     ngram_summary,
 )
+from lshsim.theory.productkey import (
+    productkey_log_probability,
+    productkey_probability,
+    productkey_rho,
+)
 from lshsim.theory.rates import asymptotic_probability, limit_rho, rho, rho_lsh
 from lshsim.theory.sentence import SENTENCE_COSINES, SentenceProbability, collision_probability
 from lshsim.theory.spherical import QuadratureError
+from lshsim.theory.topk import voronoi_topk_overlap
 
 __all__ = [
     "COSINE_FAMILIES",
@@ -98,6 +106,9 @@ __all__ = [
     "ngram_summary",
     "probabilities",
     "probability",
+    "productkey_log_probability",
+    "productkey_probability",
+    "productkey_rho",
     "pstable_direction_probability",
     "pstable_probability",
     "query_cost",
@@ -106,4 +117,5 @@ __all__ = [
     "simhash_probability",
     "tokenid_probability",
     "voronoi_probability",
+    "voronoi_topk_overlap",
 ]

@@ -2,7 +2,9 @@
 
 :func:`collision_probability` (cached) averages the exact ``P(a)`` of a cosine family over the
 sentence model's law of the cosine (:func:`lshsim.sentences.sentence_cosines`), and is exact
-for minhash, tokenid and ngram, whose rate depends on the tokens only.
+for minhash, tokenid and ngram, whose rate depends on the tokens only. Product keys average
+``P_vor(sqrt n, A1) P_vor(sqrt n, A2)`` over the exact joint law of the two half-cosines
+(:func:`lshsim.sentence_halves.half_cosines`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import numpy as np
 
 from lshsim._validate import check_buckets, check_float, check_int
 from lshsim.hashing import FAMILIES, get_family
+from lshsim.hashing.productkey import check_square
+from lshsim.sentence_halves import half_cosines
 from lshsim.sentences import check_sentence_model, sentence_cosines
 from lshsim.theory.closed_forms import minhash_probability, tokenid_probability
 from lshsim.theory.families import _cosine_family, _log_p_table
@@ -79,6 +83,15 @@ def _sentence_probability(family, n, overlap, dim, length, vocab, cosines, seed,
             n, s, length, k=get_family("minhash").check_params(n, **params)["k"]
         )
         se, count, cos_mean, cos_sd = 0.0, 0, math.nan, math.nan
+    elif family == "productkey":
+        get_family(family).check_params(n, **params)
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        cos = half_cosines(cosines, overlap, length=length, dim=dim, rng=rng)
+        log_p = _log_p_table("voronoi", check_square(n), cos.reshape(-1), {})
+        pv = np.exp(log_p.reshape(-1, 2).sum(axis=1))
+        p = float(pv.mean())
+        se = float(pv.std(ddof=1) / math.sqrt(cosines))
+        count, cos_mean, cos_sd = cosines, float(cos.mean()), float(cos.std())
     else:
         _cosine_family(family, n, params)
         rng = np.random.default_rng(np.random.SeedSequence(seed))

@@ -15,8 +15,6 @@ from tests.bench import demo_row
 SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "bench_peers.py"
 
 
-
-
 def _payload(rows):
     machine = {
         "cpu": "CPU",

@@ -74,6 +74,8 @@ def vector_params(draw, name: str, fixed: dict, max_n: int = 300):
         params["w"] = draw(st.floats(0.25, 16.0))
     elif name == "voronoi":
         n = draw(st.integers(2, max_n))
+    elif name == "productkey":  # n = s^2
+        n = draw(st.integers(2, max(2, math.isqrt(max_n)))) ** 2
     else:
         n = 2 * draw(st.integers(1, max_n // 2))
     return n, params
@@ -114,7 +116,7 @@ def any_family(draw):
         if name == "crosspolytope":
             fixed = {"rotation": draw(st.sampled_from(["gaussian", "hadamard"]))}
         n, params = draw(vector_params(name, fixed))
-        d = draw(st.integers(1, 16))
+        d = 2 * draw(st.integers(1, 8)) if name == "productkey" else draw(st.integers(1, 16))
         batch = gaussian(draw(SEEDS), draw(st.integers(0, 30)), d, draw(DTYPES))
         return make_family(name, n, d, seed, **params), batch
     n = draw(st.one_of(st.integers(2, 1000), st.integers(2, 2**62)))
@@ -590,6 +592,7 @@ THREAD_SCRIPT = textwrap.dedent(
         "minhash": [(1000, {"k": 3})],
         "tokenid": [(97, {})],
         "ngram": [(97, {"ngram": 3, "heads": 2})],
+        "productkey": [(48**2, {})],
     }
     rng = np.random.default_rng(7)
     x = rng.standard_normal((9000, 24))  # several row tiles for the argmax families
@@ -636,7 +639,13 @@ def test_ids_independent_of_thread_counts():
 # -- bad input ----------------------------------------------------------------------------------
 
 
-def _hash(name, batch, n=8, d=4, **params):
+def _n8(name):
+    """8 buckets, or the nearest valid count (product keys: 16 = 4^2)."""
+    return 16 if name == "productkey" else 8
+
+
+def _hash(name, batch, n=None, d=4, **params):
+    n = _n8(name) if n is None else n
     return lambda: make_family(name, n, d, 0, **params).hash(batch)
 
 
@@ -654,7 +663,9 @@ BAD_INPUT = [
     (lambda: make_family("pstable", 64, 4, k=4), r"n \(buckets\) must be r\^k.*k=4"),
     (lambda: make_family("voronoi", 2**20, 2**10), r"n \(buckets\) too large"),
     # dimension, seed and family parameters
-    *[(lambda nm=nm: make_family(nm, 8, 0), r"d \(dimension\)") for nm in FAMILIES],
+    *[(lambda nm=nm: make_family(nm, _n8(nm), 0), r"d \(dimension\)") for nm in FAMILIES],
+    (lambda: make_family("productkey", 8, 4), r"n \(buckets\) must be a perfect square"),
+    (lambda: make_family("productkey", 16, 5), r"d \(dimension\) must be even"),
     (lambda: make_family("simhash", 8, -1), r"d \(dimension\)"),
     (lambda: make_family("simhash", 8, 2.5), r"d \(dimension\)"),
     (lambda: make_family("simhash", 8, 4, seed=-1), r"seed"),

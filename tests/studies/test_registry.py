@@ -18,6 +18,7 @@ COMMITTED_ORDER = [
     "routing_trained",
     "theorem2_width",
     "amplification",
+    "collision_beyond",
 ]
 
 

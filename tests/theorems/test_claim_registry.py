@@ -36,6 +36,8 @@ IDS += ("T1.e1", "T1.f1", "T1.f2", "T1.g1")
 LSH_IDS = ("T1.h1", "T1.h2")
 #: the hashed n-gram claims of lshsim.theorems.claims_ngram (issue 19)
 NGRAM_IDS = ("B.ng1", "B.ng2", "B.ng3", "B.ng4")
+#: the claims on the lookups beyond the paper (lshsim.theorems.claims_beyond)
+BEYOND_IDS = ("B.pk1", "B.pk2", "B.tk1", "B.tk2")
 CHECK_MODULES = ("routing", "rates", "ordering", "sentence")
 
 
@@ -142,14 +144,20 @@ def test_registry_merges_parts(monkeypatch):
 
 
 def test_claim_ids_are_stable_and_unique():
-    assert tuple(claims.CLAIMS) == IDS + LSH_IDS + NGRAM_IDS
+    assert tuple(claims.CLAIMS) == IDS + LSH_IDS + NGRAM_IDS + BEYOND_IDS
     for cid, claim in claims.CLAIMS.items():
         assert claim.id == cid
         assert claim.statement and claim.part
 
 
 def test_every_claim_names_a_test_here():
+    import tests.theorems.test_claims_beyond as test_claims_beyond
     import tests.theorems.test_claims_lsh as test_claims_lsh
+
+    for cid in BEYOND_IDS:
+        path, _, name = claims.CLAIMS[cid].test.partition("::")
+        assert path == "tests/theorems/test_claims_beyond.py"
+        assert callable(getattr(test_claims_beyond, name, None)), f"{cid}: {path}::{name}"
 
     for cid in LSH_IDS:
         path, _, name = claims.CLAIMS[cid].test.partition("::")

@@ -402,6 +402,30 @@ def ngram_case() -> Case:
     )
 
 
+def productkey_case() -> Case:
+    n, d, m = 1024**2, 512, 16384
+    h = make_family("productkey", n, d, seed=5)
+    x = _gaussian_batch(m, d)
+    k1, k2 = h.keys1.astype(np.float32), h.keys2.astype(np.float32)
+
+    def baseline():
+        return (x[:, :256] @ k1.T).argmax(axis=1) * h.s + (x[:, 256:] @ k2.T).argmax(axis=1)
+
+    def margin(rows):
+        g1 = _top2_gap(x[rows, :256] @ k1.T) / _rms(x[:256, :256] @ k1.T)
+        g2 = _top2_gap(x[rows, 256:] @ k2.T) / _rms(x[:256, 256:] @ k2.T)
+        return np.minimum(g1, g2)
+
+    return Case(
+        group=f"productkey n={n} (s=1024) d={d} m={m} f32",
+        n=n,
+        kernel=lambda: h.hash(x),
+        warmup=lambda: h.hash(x[:8]),
+        baselines={"numpy": baseline},
+        margins={"numpy": margin},
+    )
+
+
 # --------------------------------------------------------------------------- the benchmarks
 
 # case id -> (family name, builder)
@@ -414,6 +438,7 @@ CASES: dict[str, tuple[str, Callable[[], Case]]] = {
     "minhash": ("minhash", minhash_case),
     "tokenid": ("tokenid", tokenid_case),
     "ngram": ("ngram", ngram_case),
+    "productkey": ("productkey", productkey_case),
 }
 # Baseline names per case (a name missing from its builder fails test_hash with KeyError).
 BASELINES: dict[str, tuple[str, ...]] = {
@@ -425,6 +450,7 @@ BASELINES: dict[str, tuple[str, ...]] = {
     "minhash": ("numpy_uint64_halves",),
     "tokenid": ("numpy",),
     "ngram": ("numpy_uint32",),
+    "productkey": ("numpy",),
 }
 
 

@@ -1,0 +1,132 @@
+"""Product keys (Lample et al. 2019) with random Gaussian sub-keys: ``n = s^2`` slots.
+
+The input ``x in R^d`` (``d`` even) is cut into halves ``x1 = x[:d/2]``, ``x2 = x[d/2:]``;
+each half is scored against its own ``s`` i.i.d. ``N(0, I)`` sub-keys ``K1``, ``K2``
+(``s x d/2``), and the slot is ``i * s + j``, ``i = argmax_r K1_r . x1``,
+``j = argmax_r K2_r . x2`` (ties: the lowest index). This is also the top-1 of the ``s^2``
+sums ``K1_i . x1 + K2_j . x2``, PKM's rule at ``k = 1`` (:func:`lshsim.hashing.topk.topk_sets`
+gives its top-k). The two argmaxes are two independent Voronoi hashes with ``s`` buckets of
+the halves, so the collision probability is ``P_vor(s, a1) P_vor(s, a2)`` at half-cosines
+``a1, a2`` (:mod:`lshsim.theory.productkey`), which :meth:`ProductKey.sample_reduced` samples
+as two independent Voronoi draws.
+
+References:
+    G. Lample, A. Sablayrolles, M. Ranzato, L. Denoyer, H. Jégou, "Large memory layers with
+    product keys", NeurIPS 2019.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from lshsim._validate import check_int
+from lshsim.hashing.base import HashFamily, tiled_argmax, weights_like
+from lshsim.hashing.reduced import _check_reduced, _reduced_sample
+
+__all__ = ["ProductKey", "check_square", "combine_slots"]
+
+
+def check_square(n) -> int:
+    """``s = sqrt(n)``; ``ValueError`` naming ``n (buckets)`` unless ``n = s^2``, ``s >= 2``."""
+    n = check_int("n (buckets)", n, 4, 2**62)
+    s = math.isqrt(n)
+    if s * s != n:
+        raise ValueError(
+            f"n (buckets) must be a perfect square s^2 (s >= 2) for productkey, got {n} "
+            f"(nearest: {s * s} or {(s + 1) ** 2})"
+        )
+    return s
+
+
+@numba.njit(cache=True, nogil=True)
+def combine_slots(i, j, s, out):  # pragma: no cover - jit
+    """``out[r] = i[r] * s + j[r]``: the slot of the two halves' argmaxes (int64[m])."""
+    for r in range(i.shape[0]):
+        out[r] = i[r] * s + j[r]
+
+
+class ProductKey(HashFamily):
+    """Product-key hashing with ``n = s^2`` slots, ``s`` random sub-keys per half; ``d`` even.
+
+    ``hash(batch)`` takes float ``(m, d)`` vectors and returns int64[m] slots ``i * s + j``;
+    the half scores are reduced tile by tile (never an ``m x s`` matrix beyond one tile).
+    """
+
+    name = "productkey"
+    reduced = True
+    halves = True
+
+    @classmethod
+    def check_params(cls, n, **params):
+        """Validate ``n = s^2`` with ``s >= 2``; no other parameters."""
+        if params:
+            raise ValueError(f"unknown parameter(s) for productkey: {', '.join(params)}")
+        check_square(n)
+        return {"n": int(n)}
+
+    @property
+    def s(self) -> int:
+        """Sub-keys per half, ``sqrt(n)``."""
+        return math.isqrt(self.n)
+
+    @classmethod
+    def threads_pay_in_full_mode(cls, params):  # noqa: D102 - see HashFamily
+        return True
+
+    def _draw(self, rng):
+        if self.d % 2:
+            raise ValueError(
+                f"d (dimension) must be even for productkey (two halves), got {self.d}"
+            )
+        half = self.d // 2
+        self.keys1 = rng.standard_normal((self.s, half))
+        self.keys2 = rng.standard_normal((self.s, half))
+        self._cast1, self._cast2 = {}, {}
+
+    def half_scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sub-key scores ``x1 @ K1.T`` and ``x2 @ K2.T`` (float64 ``[m, s]`` each)."""
+        h = self.d // 2
+        s1 = np.ascontiguousarray(x[:, :h] @ weights_like(self.keys1, self._cast1, x.dtype).T)
+        s2 = np.ascontiguousarray(x[:, h:] @ weights_like(self.keys2, self._cast2, x.dtype).T)
+        return s1.astype(np.float64, copy=False), s2.astype(np.float64, copy=False)
+
+    def _hash(self, x):
+        h = self.d // 2
+        i = tiled_argmax(
+            np.ascontiguousarray(x[:, :h]), weights_like(self.keys1, self._cast1, x.dtype)
+        )
+        j = tiled_argmax(
+            np.ascontiguousarray(x[:, h:]), weights_like(self.keys2, self._cast2, x.dtype)
+        )
+        out = np.empty(x.shape[0], dtype=np.int64)
+        combine_slots(i, j, self.s, out)
+        return out
+
+    @classmethod
+    def sample_reduced(cls, n, cosines, rng, **params):
+        """Two independent Voronoi draws with ``s = sqrt(n)`` pairs, at the half-cosines.
+
+        Args:
+            n: slots, ``s^2``.
+            cosines: float64[B] (both halves at that cosine) or float64[B, 2] (the two
+                half-cosines of each trial).
+            rng: the block's generator.
+            **params: none.
+
+        Returns:
+            bool[B]: both halves' argmaxes agree.
+        """
+        n = cls.check_params(n, **params)["n"]
+        s = math.isqrt(n)
+        _check_reduced(s, cls.name)
+        cos = np.asarray(cosines, dtype=np.float64)
+        if cos.ndim == 1:
+            cos = np.stack([cos, cos], axis=1)
+        if cos.ndim != 2 or cos.shape[1] != 2:
+            raise ValueError(f"cosines must have shape (B,) or (B, 2), got {cos.shape}")
+        first = _reduced_sample(s, np.ascontiguousarray(cos[:, 0]), rng, signed=False)
+        second = _reduced_sample(s, np.ascontiguousarray(cos[:, 1]), rng, signed=False)
+        return first & second

@@ -1,0 +1,128 @@
+"""Top-k bucket sets: softmax top-k (Voronoi), cross-polytope top-k, and PKM's product top-k.
+
+``T_k(x)`` is the set of the ``k`` buckets with the largest scores; ties keep the lower id, as
+``numpy.argmax`` does at ``k = 1``. For Voronoi the scores are ``g_i . x``; for the
+cross-polytope (dense rotations) they are ``concat(y, -y)`` of the rotated ``y``; for product
+keys (Lample et al. 2019) the top-k of each half's ``s`` scores are combined into ``k^2``
+candidate sums ``s1_i + s2_j``, and the top-k of those are the slots ``i * s + j``. The
+candidates contain the top-k of all ``s^2`` sums: a pair ``(i, j)`` with ``i`` outside the
+first half's top-k is beaten by the ``k`` pairs ``(i', j)``, ``i'`` in it.
+
+References:
+    G. Lample et al., "Large memory layers with product keys", NeurIPS 2019.
+    N. Shazeer et al., "Outrageously large neural networks", ICLR 2017 (top-k routing).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from lshsim._validate import as_vectors, check_int
+
+__all__ = ["TOPK_FAMILIES", "TOPK_ROWS", "productkey_topk", "topk_ids", "topk_sets"]
+
+#: Families with a top-k rule (Gaussian / dense cross-polytope rotations only).
+TOPK_FAMILIES = ("voronoi", "crosspolytope", "productkey")
+#: Batch rows per score chunk of :func:`topk_sets`.
+TOPK_ROWS = 1024
+
+
+@numba.njit(cache=True, nogil=True)
+def _insert(vals, ids, k, v, i):  # pragma: no cover - jit
+    """Insert candidate ``(v, i)`` into the sorted best-``k`` buffers (desc value, asc id)."""
+    if not (v > vals[k - 1] or (v == vals[k - 1] and i < ids[k - 1])):
+        return
+    p = k - 1
+    while p > 0 and (v > vals[p - 1] or (v == vals[p - 1] and i < ids[p - 1])):
+        vals[p] = vals[p - 1]
+        ids[p] = ids[p - 1]
+        p -= 1
+    vals[p] = v
+    ids[p] = i
+
+
+@numba.njit(cache=True, nogil=True)
+def topk_ids(scores, k, out_val, out_idx):  # pragma: no cover - jit
+    """Top-``k`` of each row of ``scores`` (float[m, c]) into ``out_val``/``out_idx`` [m, k].
+
+    Sorted by value, descending; ties: the lower column first. ``O(c k)`` per row.
+    """
+    m, c = scores.shape
+    for r in range(m):
+        vals = out_val[r]
+        ids = out_idx[r]
+        vals[:] = -np.inf
+        ids[:] = c
+        for j in range(c):
+            _insert(vals, ids, k, scores[r, j], j)
+
+
+@numba.njit(cache=True, nogil=True)
+def productkey_topk(s1, s2, k, out):  # pragma: no cover - jit
+    """PKM's top-k: top-``k`` of each half, then top-``k`` of the ``k^2`` sums, per row.
+
+    Args:
+        s1: float[m, s], the first half's sub-key scores.
+        s2: float[m, s], the second half's.
+        k: ``1 <= k <= s``.
+        out: int64[m, k], the slots ``i * s + j`` by decreasing ``s1_i + s2_j`` (ties: lower
+            slot first).
+    """
+    m, s = s1.shape
+    v1 = np.empty(k)
+    i1 = np.empty(k, dtype=np.int64)
+    v2 = np.empty(k)
+    i2 = np.empty(k, dtype=np.int64)
+    vb = np.empty(k)
+    for r in range(m):
+        v1[:] = -np.inf
+        i1[:] = s
+        v2[:] = -np.inf
+        i2[:] = s
+        for j in range(s):
+            _insert(v1, i1, k, s1[r, j], j)
+            _insert(v2, i2, k, s2[r, j], j)
+        vb[:] = -np.inf
+        out[r, :] = s * s
+        for a in range(k):
+            for b in range(k):
+                _insert(vb, out[r], k, v1[a] + v2[b], i1[a] * s + i2[b])
+
+
+def _family_scores(h, x: np.ndarray) -> np.ndarray:
+    """The scores whose top-k is the family's ``T_k`` (Voronoi, dense cross-polytope)."""
+    y = x @ np.ascontiguousarray(h.matrix, dtype=x.dtype).T
+    return np.concatenate([y, -y], axis=1) if h.name == "crosspolytope" else y
+
+
+def topk_sets(h, batch, k: int) -> np.ndarray:
+    """The top-``k`` bucket ids of each row of ``batch`` under hash function ``h``.
+
+    Args:
+        h: a :class:`~lshsim.hashing.HashFamily` instance of a family in
+            :data:`TOPK_FAMILIES` (cross-polytope: a dense rotation).
+        batch: float[m, d].
+        k: ``1 <= k <= h.n``; product keys: ``k <= sqrt(n)`` (PKM's per-half top-k).
+
+    Returns:
+        int64[m, k], by decreasing score; column 0 is ``h.hash(batch)`` (the top-1 bucket).
+    """
+    if h.name not in TOPK_FAMILIES:
+        raise ValueError(f"topk applies to {', '.join(TOPK_FAMILIES)}, not '{h.name}'")
+    x = as_vectors(batch, h.d)
+    if h.name == "productkey":
+        k = check_int("topk (k)", k, 1, h.s)
+    else:
+        k = check_int("topk (k)", k, 1, h.n)
+    out = np.empty((x.shape[0], k), dtype=np.int64)
+    vals = np.empty((min(TOPK_ROWS, x.shape[0]), k))
+    for r0 in range(0, x.shape[0], TOPK_ROWS):
+        xr = x[r0 : r0 + TOPK_ROWS]
+        if h.name == "productkey":
+            s1, s2 = h.half_scores(xr)
+            productkey_topk(s1, s2, k, out[r0 : r0 + xr.shape[0]])
+        else:
+            scores = np.ascontiguousarray(_family_scores(h, xr), dtype=np.float64)
+            topk_ids(scores, k, vals[: xr.shape[0]], out[r0 : r0 + xr.shape[0]])
+    return out

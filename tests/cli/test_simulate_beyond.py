@@ -1,0 +1,62 @@
+"""``lshsim theory``/``simulate`` with ``--topk``, ``--half-cosines`` and product keys."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lshsim import theory
+from lshsim.cli import main
+
+
+def _json(argv, capsys):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_theory_topk_and_productkey(capsys):
+    """overlap = probability = the library's exact value; half-cosines multiply."""
+    out = _json(["theory", "--family", "voronoi", "--buckets", "64", "--cosine", "0.5",
+                 "--topk", "3", "--json"], capsys)  # fmt: skip
+    assert out["overlap"] == out["probability"] == theory.voronoi_topk_overlap(64, 3, 0.5)
+    out = _json(["theory", "--family", "productkey", "--buckets", "256", "--half-cosines",
+                 "0.4,0.8", "--json"], capsys)  # fmt: skip
+    assert out["probability"] == pytest.approx(theory.productkey_probability(256, 0.4, 0.8))
+    out = _json(["theory", "--family", "productkey", "--buckets", "256", "--cosine", "0.5",
+                 "--topk", "1", "--json"], capsys)  # fmt: skip
+    assert out["overlap"] == pytest.approx(theory.productkey_probability(256, 0.5))
+
+
+def test_simulate_topk(capsys):
+    """simulate --topk prints the overlap with its interval."""
+    out = _json(["simulate", "--family", "productkey", "--buckets", "64", "--cosine", "0.7",
+                 "--topk", "2", "--dim", "8", "--samples", "300", "--json"], capsys)  # fmt: skip
+    assert out["ci_low"] <= out["overlap"] == out["probability"] <= out["ci_high"]
+    assert out["topk"] == 2 and out["pairs"] == 300
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["theory", "--family", "productkey", "--buckets", "1000", "--cosine", "0.5"],
+         "n (buckets) must be a perfect square"),
+        (["theory", "--family", "voronoi", "--buckets", "8", "--cosine", "0.5", "--topk", "9"],
+         "topk (k)"),
+        (["theory", "--family", "productkey", "--buckets", "64", "--half-cosines", "0.5"],
+         "--half-cosines must be two numbers"),
+        (["theory", "--family", "productkey", "--buckets", "64", "--half-cosines", "0.5,1.2"],
+         "--half-cosines must be in [-1, 1]"),
+        (["theory", "--family", "voronoi", "--buckets", "64", "--half-cosines", "0.5,0.5"],
+         "--half-cosines applies to productkey"),
+        (["theory", "--family", "crosspolytope", "--buckets", "64", "--cosine", "0.5",
+          "--topk", "2"], "no exact law"),
+        (["simulate", "--family", "voronoi", "--buckets", "64", "--cosine", "0.5", "--topk",
+          "2", "--mode", "reduced"], "--mode full only"),
+    ],
+)  # fmt: skip
+def test_bad_input_exits_2_with_one_line(argv, match, capsys):
+    """Exit 2, one line naming the parameter, no traceback."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
