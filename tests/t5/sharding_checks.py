@@ -155,6 +155,13 @@ def check_hlo_and_memory() -> dict:
     )
     spec = jax.ShapeDtypeStruct((n, d, r), jnp.float32, sharding=table_sh)
     out["control"] = collectives(gather.lower(spec).compile().as_text())
+    # The reads go through shard_map under the mesh (XLA alone might also avoid the gather).
+    objective, batch = make_objective(BIG_TABLES), _batch()
+    params = abstract["params"]
+    with sharding.mesh_context(mesh):
+        jaxpr = str(jax.make_jaxpr(objective)(params, batch, jax.random.key(0)))
+    plain = str(jax.make_jaxpr(objective)(params, batch, jax.random.key(0)))
+    out["shard_maps"] = [jaxpr.count("shard_map["), plain.count("shard_map[")]
     return out
 
 

@@ -216,6 +216,7 @@ def test_no_collective_moves_a_table(checks):
     assert any(n >= table for _, n in hlo["control"])
     assert hlo["collectives"] is not None
     assert all(n < table // 4 for _, n in hlo["collectives"]), hlo["collectives"]
+    assert hlo["shard_maps"] == [2, 0]  # one per expert layer under the mesh, none without
 
 
 @pytest.mark.slow
