@@ -2,8 +2,10 @@
 
 A run directory holds::
 
-    run.json          the model config and the training options (written once, atomically;
-                      the options are ``lshsim.t5.options.TrainOptions.to_dict()``)
+    run.json          the model config and the training options (written atomically; the
+                      options are ``lshsim.t5.options.TrainOptions.to_dict()``), and the mesh
+                      and process count of the latest session (informational: a run may
+                      resume on another mesh; the checkpoints restore onto any)
     spm.model         the SentencePiece tokenizer the run uses
     metrics.jsonl     one JSON object per logged step (``split`` is ``train`` or ``eval``)
     checkpoints/<step>/  orbax checkpoints of {step, params, opt_state}
@@ -36,6 +38,39 @@ def write_run(out: Path, config: T5Config, options: dict[str, Any]) -> None:
     """Record the config and training options of the run in ``out/run.json``."""
     doc = {"config": config.to_dict(), "train": options}
     write_atomic(out / RUN_FILE, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def record_mesh(out: Path, mesh) -> None:
+    """Record ``mesh`` (its axis sizes) and the process count in ``out/run.json``.
+
+    A run resumed on another mesh than the one recorded is allowed: its checkpoints restore
+    onto any mesh (:func:`restore` with the target shardings). The change is noted in one
+    line on stderr and the new mesh recorded.
+    """
+    import jax
+
+    path = Path(out) / RUN_FILE
+    doc = json.loads(path.read_text())
+    now = {"mesh": {str(k): int(v) for k, v in mesh.shape.items()}}
+    now["processes"] = jax.process_count()
+    before = {k: doc[k] for k in now if k in doc}
+    if before == now:
+        return
+    if before:
+        print(
+            f"lshsim: note: the run in {out} was saved on {_describe(before)}; it continues on "
+            f"{_describe(now)}",
+            file=sys.stderr,
+            flush=True,
+        )
+    write_atomic(path, json.dumps({**doc, **now}, indent=1, sort_keys=True) + "\n")
+
+
+def _describe(record: dict) -> str:
+    """``mesh data=2,model=2 (2 processes)``."""
+    axes = ",".join(f"{k}={v}" for k, v in record.get("mesh", {}).items()) or "an unknown mesh"
+    n = record.get("processes")
+    return f"mesh {axes}" + (f" ({n} processes)" if n and n > 1 else "")
 
 
 def read_run(out: Path) -> tuple[T5Config, dict[str, Any]]:
@@ -124,15 +159,42 @@ def check_step(mngr, step: int | None = None) -> int:
     return step
 
 
-def restore(mngr, abstract_state: dict, step: int | None = None) -> dict:
+def with_shardings(abstract_state: dict, shardings=None) -> dict:
+    """``abstract_state`` with each leaf's target sharding, for orbax to restore onto.
+
+    Args:
+        abstract_state: the state's shapes and dtypes (``jax.ShapeDtypeStruct`` leaves).
+        shardings: one ``jax.sharding.Sharding`` for every leaf, or a pytree of them shaped
+            like ``abstract_state``; ``None``: this process's first device.
+
+    Returns:
+        The same structure with ``ShapeDtypeStruct(shape, dtype, sharding=...)`` leaves: a
+        checkpoint restores onto these, whatever mesh it was saved from.
+    """
+    import jax
+
+    if shardings is None:
+        shardings = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    if isinstance(shardings, jax.sharding.Sharding):
+        shardings = jax.tree_util.tree_map(lambda _: shardings, abstract_state)
+    return jax.tree_util.tree_map(
+        lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract_state, shardings
+    )
+
+
+def restore(mngr, abstract_state: dict, step: int | None = None, *, shardings=None) -> dict:
     """Restore checkpoint ``step`` (default: the latest) into the structure of ``abstract_state``.
+
+    ``shardings``: where to put it (see :func:`with_shardings`; default this process's first
+    device). A checkpoint saved on any mesh restores onto any other.
 
     Raises:
         ValueError: there is no checkpoint (at ``step``), or its shapes do not fit
             ``abstract_state``; :class:`UnusableCheckpointError`: it is unreadable (truncated or
             emptied files, a missing item) or its parameters are not finite.
     """
-    return _restore_step(mngr, abstract_state, check_step(mngr, step))
+    target = with_shardings(abstract_state, shardings)
+    return _restore_step(mngr, target, check_step(mngr, step))
 
 
 def restore_good(
@@ -142,6 +204,7 @@ def restore_good(
     accept: Callable[[dict], str | None] | None = None,
     action: str = "using",
     quiet: bool = False,
+    shardings=None,
 ) -> tuple[dict, list[int]]:
     """The newest good checkpoint: readable, finite parameters, and accepted by ``accept``.
 
@@ -156,6 +219,7 @@ def restore_good(
             predicate such as ``"has a non-finite held-out loss (nan)"``).
         action: what the caller does with the checkpoint found, for the warning.
         quiet: no warning (the caller reports the steps passed over itself).
+        shardings: where to restore to (see :func:`with_shardings`).
 
     Returns:
         ``(state, passed_over)``: the restored state and the steps passed over (all newer).
@@ -164,9 +228,10 @@ def restore_good(
         ValueError: no checkpoint at all, none usable, or one that does not fit the model.
     """
     passed: list[tuple[int, str]] = []
+    target = with_shardings(abstract_state, shardings)
     for step in sorted(mngr.all_steps(), reverse=True):
         try:
-            state = _restore_step(mngr, abstract_state, step)
+            state = _restore_step(mngr, target, step)
             reason = accept(state) if accept is not None else None
         except UnusableCheckpointError as e:
             reason = e.reason
@@ -247,11 +312,20 @@ def _read_error(exc: BaseException) -> str:
 
 
 def params_finite(params) -> bool:
-    """Whether every parameter is finite (no NaN or infinity)."""
+    """Whether every parameter is finite (no NaN or infinity).
+
+    One reduction on the parameters' devices, so every process of a multi-process run gets
+    the same answer, also for parameters split over several processes.
+    """
     import jax
+    import jax.numpy as jnp
     import numpy as np
 
-    return all(bool(np.isfinite(np.asarray(x)).all()) for x in jax.tree_util.tree_leaves(params))
+    leaves = jax.tree_util.tree_leaves(params)
+    if not leaves:
+        return True
+    ok = jax.jit(lambda xs: jnp.all(jnp.stack([jnp.isfinite(x).all() for x in xs])))(leaves)
+    return bool(np.asarray(ok.addressable_data(0)))
 
 
 def _shapes(tree) -> dict[str, tuple]:

@@ -167,7 +167,7 @@ class _Session:
         return ev
 
 
-def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept):
+def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept, shardings=None):
     """``(state, start)``: the newest good checkpoint's when resuming one, else a fresh state.
 
     Resuming passes over (with a warning) and deletes newer checkpoints that are unreadable,
@@ -183,6 +183,7 @@ def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept):
             accept=accept,
             action="resuming from",
             quiet=not _primary(),
+            shardings=shardings,
         )
         start = int(state["step"])
         if _primary():
@@ -228,7 +229,7 @@ def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host,
     eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
     eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
     accept = _held_out_check(eval_fn, eval_batches, mesh)
-    state, start = _initial_state(config, opts, optimizer, mngr, out, resume, accept)
+    state, start = _initial_state(config, opts, optimizer, mngr, out, resume, accept, repl)
     state = sharding.replicate(state, mesh)
     step_fn = jax.jit(
         make_train_step(config, optimizer, opts.seed),
@@ -444,7 +445,7 @@ def _train(config, opts, out, steps, every, resume, devices, progress, on_step) 
     """:func:`train` once its options are settled: data, state, the steps, the summary."""
     import jax
 
-    from lshsim.t5 import sharding
+    from lshsim.t5 import distributed, sharding
     from lshsim.t5.steps import make_optimizer
 
     mesh = sharding.make_mesh(devices)
@@ -452,9 +453,12 @@ def _train(config, opts, out, steps, every, resume, devices, progress, on_step) 
     tok, train_ds, eval_host = _data(config, opts, out, reuse_tokenizer=resume)
     opts = dataclasses.replace(opts, target_length=train_ds.target_length)
     out.mkdir(parents=True, exist_ok=True)
+    distributed.barrier("lshsim-options")  # every process checked --out before any writes
     if not resume and _primary():
         tok.save(out / ckpt.TOKENIZER_FILE)
         ckpt.write_run(out, config, opts.to_dict())
+    if _primary():
+        ckpt.record_mesh(out, mesh)
     optimizer = make_optimizer(config, opts.learning_rate, opts.warmup_steps)
     with ckpt.manager(out, max_to_keep=opts.keep_checkpoints) as mngr:
         s = _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host, resume)

@@ -5,7 +5,7 @@ device; each batch is split along its leading (example) axis, so every device co
 gradient of its share and XLA inserts the all-reduce. On several hosts, call
 ``jax.distributed.initialize()`` before anything else touches JAX (see the README); the
 mesh then spans ``jax.devices()`` of all hosts, and each host feeds the rows of the global
-batch that live on its devices (``jax.make_array_from_process_local_data``).
+batch that live on its devices (``jax.make_array_from_callback``).
 """
 
 from __future__ import annotations
@@ -53,16 +53,14 @@ def shard_batch(batch: dict[str, np.ndarray], mesh: Mesh) -> dict[str, jax.Array
     sharding = batch_sharded(mesh)
     if jax.process_count() == 1:
         return {k: jax.device_put(v, sharding) for k, v in batch.items()}
-    # Several hosts (not exercised in CI): every host computes the same global batch (the
-    # dataset is a pure function of the step) and contributes its contiguous share of rows.
-    p, i = jax.process_count(), jax.process_index()
-    out = {}
-    for k, v in batch.items():
-        rows = v.shape[0] // p
-        out[k] = jax.make_array_from_process_local_data(
-            sharding, v[i * rows : (i + 1) * rows], v.shape
-        )
-    return out
+    # Several processes (tests/t5/test_distributed.py): every process computes the same global
+    # batch (the dataset is a pure function of the step) and hands each of its own devices
+    # the rows that device holds, whatever the mesh's device order and its other axes: a
+    # process's devices may share rows (a `model` axis) or hold rows that are not contiguous.
+    return {
+        k: jax.make_array_from_callback(v.shape, sharding, lambda index, v=v: v[index])
+        for k, v in batch.items()
+    }
 
 
 def replicate(tree, mesh: Mesh):
