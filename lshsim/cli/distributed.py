@@ -24,7 +24,7 @@ run.json, metrics.jsonl and the log, all of them write their shards of each chec
 
 
 def add_distributed_flags(p: argparse.ArgumentParser) -> None:
-    """Add ``--coordinator``, ``--num-processes``, ``--process-id``, ``--distributed``, ``--init-timeout``.
+    """Add the flags of a run over several processes (a "several processes" group).
 
     Args:
         p: the ``train`` parser.

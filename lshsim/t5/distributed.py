@@ -109,7 +109,9 @@ def cluster_from_flags(
         if distributed != AUTO:
             raise ValueError(f"--distributed must be {AUTO!r}, got {distributed!r}")
         if named:
-            raise ValueError(f"--distributed auto: detects {', '.join(named)}; give neither")
+            raise ValueError(
+                f"--distributed auto: JAX detects the processes; leave out {', '.join(named)}"
+            )
         return Cluster(timeout=timeout)
     if not named:
         return None
@@ -136,16 +138,18 @@ def initialize(cluster: Cluster) -> None:
     """
     import jax
 
-    where = cluster.coordinator or "the detected coordinator"
     if cluster.detected:
-        reach = "all processes"
+        late = (
+            "--distributed auto: not all processes reached the coordinator within "
+            f"{cluster.timeout} s"
+        )
     else:
-        reach = f"all {cluster.num_processes} processes (this is --process-id {cluster.process_id})"
-    watchdog = threading.Timer(
-        cluster.timeout,
-        _give_up,
-        (f"--coordinator: {reach} did not reach {where} within {cluster.timeout} s",),
-    )
+        late = (
+            f"--coordinator: not all {cluster.num_processes} processes reached "
+            f"{cluster.coordinator} within {cluster.timeout} s (this is --process-id "
+            f"{cluster.process_id}; is process 0 started there, and every other one?)"
+        )
+    watchdog = threading.Timer(cluster.timeout, _give_up, (late,))
     watchdog.daemon = True
     watchdog.start()
     try:
@@ -156,9 +160,13 @@ def initialize(cluster: Cluster) -> None:
             initialization_timeout=cluster.timeout + 30,  # the watchdog ends it first
         )
     except (ValueError, RuntimeError) as e:
-        flag = "--distributed auto" if cluster.detected else "--coordinator"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(f"{flag}: jax.distributed.initialize failed: {first}") from None
+        if cluster.detected:
+            raise ValueError(
+                f"--distributed auto: jax.distributed.initialize() failed ({first}); is this a "
+                "SLURM or Open MPI job? Else give --coordinator, --num-processes, --process-id"
+            ) from None
+        raise ValueError(f"--coordinator: jax.distributed.initialize failed ({first})") from None
     finally:
         watchdog.cancel()
 

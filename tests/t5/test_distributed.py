@@ -1,0 +1,221 @@
+"""Several processes and checkpoints across meshes (lshsim.t5.distributed, checkpoint restore).
+
+One module fixture starts, side by side: a two-process ``lshsim train`` on 127.0.0.1 (two
+forced CPU devices each), one process with four forced devices that trains the same run
+uninterrupted (the reference of both checks) and resumes a copy of it on other meshes, and a
+process that meets a coordinator nobody runs. Every subprocess has a deadline and is killed
+when anything fails, so a hung collective cannot hang the test session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+from lshsim.t5 import checkpoint as ckpt
+from lshsim.t5.distributed import DEFAULT_TIMEOUT, Cluster, cluster_from_flags, parse_coordinator
+
+#: Wall-clock limit of the whole fixture's subprocesses (they take ~20 s on 2 idle cores).
+DEADLINE = 300
+#: The training run of every process: tiny, small batches, 4 steps, checkpoints at 2 and 4.
+RUN = ["--config", "tiny", "--steps", "4", "--batch", "8", "--input-length", "32"]
+RUN_EVERY = ["--eval-every", "100", "--checkpoint-every", "2"]
+
+# One process, 4 forced devices: the uninterrupted run, then copies of it cut back to its
+# step-2 checkpoint and resumed on other meshes.
+_ONE_PROCESS = textwrap.dedent(
+    """
+    import json, shutil, sys
+    from pathlib import Path
+    import jax
+    from lshsim.t5 import checkpoint as ckpt
+    from lshsim.t5.loop import train
+
+    root, corpus = Path(sys.argv[1]), sys.argv[2]
+    every = dict(eval_every=100, checkpoint_every=2, progress=False)
+    train("tiny", root / "ref", steps=4, batch_size=8, input_length=32, corpus=[corpus],
+          devices=4, **every)
+    res = {"devices": jax.device_count()}
+    for name, devices in (("one", 1), ("two", 2)):
+        run = root / name
+        shutil.copytree(root / "ref", run)
+        shutil.rmtree(run / "checkpoints" / "4")  # as if stopped after the step-2 checkpoint
+        train("tiny", run, steps=4, resume=True, devices=devices, **every)
+        res[name] = json.loads((run / "run.json").read_text())["mesh"]
+    print(json.dumps(res))
+    """
+)
+
+
+# Outside any cluster: --distributed auto fails in one line (exit 2); then a coordinator that
+# nobody runs: the watchdog ends the process after --init-timeout with one line (exit 2).
+_LONE = textwrap.dedent(
+    """
+    import sys
+    from lshsim.cli import main
+
+    argv = sys.argv[1:-1]
+    print(main(argv + ["--distributed", "auto"]), flush=True)
+    main(argv + ["--coordinator", sys.argv[-1], "--num-processes", "2", "--process-id", "1",
+                 "--init-timeout", "1"])
+    """
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(devices: int) -> dict:
+    flags = os.environ.get("XLA_FLAGS", "")
+    flags = f"{flags} --xla_force_host_platform_device_count={devices}".strip()
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+    for key in list(env):  # no cluster for --distributed auto to detect
+        if key.startswith(("SLURM_", "OMPI_", "PMI_")):
+            del env[key]
+    return env
+
+
+def _lshsim(*argv) -> list[str]:
+    return [sys.executable, "-m", "lshsim.cli", *argv]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, small_corpus):
+    """Start all subprocesses, wait (each killed past the deadline), return their results."""
+    from lshsim.t5.configs import get_config
+    from lshsim.t5.loop import TrainOptions, held_out_tokenizer
+
+    root = tmp_path_factory.mktemp("distributed")
+    tiny = get_config("tiny")
+    opts = TrainOptions.from_config(tiny, corpus=[str(small_corpus)], batch_size=8)
+    held_out_tokenizer(tiny, opts, None)  # train (and cache) the tokenizer once, for all
+    port = _free_port()
+    mp = [*RUN, *RUN_EVERY, "--corpus", str(small_corpus), "--out", str(root / "mp"), "--json"]
+    cluster = ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2"]
+    lone = [*RUN, "--corpus", str(small_corpus), "--out", str(root / "lone")]
+    specs = {
+        "p0": (_lshsim("train", *mp, *cluster, "--process-id", "0"), 2),
+        "p1": (_lshsim("train", *mp, *cluster, "--process-id", "1"), 2),
+        "one": ([sys.executable, "-c", _ONE_PROCESS, str(root), str(small_corpus)], 4),
+        "lone": ([sys.executable, "-c", _LONE, "train", *lone, f"127.0.0.1:{_free_port()}"], 1),
+    }
+    procs = {
+        name: subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(devices)
+        )
+        for name, (argv, devices) in specs.items()
+    }
+    results = {}
+    try:
+        deadline = time.monotonic() + DEADLINE
+        for name, proc in procs.items():
+            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            results[name] = (proc.returncode, out, err)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    results["root"] = root
+    return results
+
+
+def _ok(runs, name) -> str:
+    code, out, err = runs[name]
+    assert code == 0, f"{name} exited {code}: {err[-3000:]}"
+    return out
+
+
+def _train_losses(run) -> list[tuple[int, float]]:
+    return [(r["step"], r["loss"]) for r in ckpt.read_metrics(run) if r["split"] == "train"]
+
+
+def test_two_processes_train_as_one_process_with_all_devices(runs):
+    """Per-step losses of 2 processes x 2 devices equal 1 process x 4 devices (same mesh)."""
+    for name in ("p0", "p1", "one"):
+        _ok(runs, name)
+    root = runs["root"]
+    two, one = _train_losses(root / "mp"), _train_losses(root / "ref")
+    assert [s for s, _ in two] == [1, 2, 3, 4] == [s for s, _ in one]
+    np.testing.assert_allclose([x for _, x in two], [x for _, x in one], rtol=2e-5)
+    assert len({x for _, x in two}) == 4  # the steps trained: the losses moved
+
+
+def test_only_process_zero_writes_the_run_files(runs):
+    root = runs["root"] / "mp"
+    summary = [line for line in _ok(runs, "p0").splitlines() if line.startswith("{")]
+    assert json.loads(summary[-1])["step"] == 4
+    assert not [line for line in _ok(runs, "p1").splitlines() if line.startswith("{")]
+    records = [(r["step"], r["split"]) for r in ckpt.read_metrics(root)]
+    assert len(records) == len(set(records)) == 6  # eval 0, train 1-4, eval 4: written once
+    run = json.loads((root / "run.json").read_text())
+    assert run["processes"] == 2 and run["mesh"] == {"data": 4}
+    assert sorted(p.name for p in (root / "checkpoints").iterdir()) == ["2", "4"]
+
+
+def test_checkpoint_resumes_on_other_meshes_with_the_uninterrupted_losses(runs):
+    """Saved on 4 devices at step 2, resumed on 1 and on 2: steps 3-4 as if never stopped."""
+    res = json.loads(_ok(runs, "one").strip().splitlines()[-1])
+    assert res["devices"] == 4
+    assert res["one"] == {"data": 1} and res["two"] == {"data": 2}  # recorded on resume
+    ref = dict(_train_losses(runs["root"] / "ref"))
+    for name in ("one", "two"):
+        got = dict(_train_losses(runs["root"] / name))
+        assert sorted(got) == [1, 2, 3, 4]
+        np.testing.assert_allclose([got[3], got[4]], [ref[3], ref[4]], rtol=2e-5)
+    _, _, err = runs["one"]
+    assert "saved on mesh data=4; it continues on mesh data=1" in err
+
+
+def test_no_cluster_and_an_unreachable_coordinator_exit_2_with_one_line_each(runs):
+    code, out, err = runs["lone"]
+    assert out.strip() == "2"  # --distributed auto outside SLURM / Open MPI
+    assert code == 2  # the coordinator's time-out
+    auto, late = err.strip().splitlines()
+    assert auto.startswith("lshsim: error: --distributed auto: jax.distributed.initialize() fail")
+    assert late.startswith("lshsim: error: --coordinator: not all 2 processes reached 127.0.0.1:")
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"coordinator": "h:1"}, "--coordinator: needs --num-processes and --process-id too"),
+        ({"num_processes": 2, "process_id": 0}, "--num-processes: needs --coordinator too"),
+        ({"coordinator": "h:1", "num_processes": 2, "process_id": 2}, r"in \[0, 1\], got 2"),
+        ({"coordinator": "h:1", "num_processes": 0, "process_id": 0}, "--num-processes must"),
+        ({"coordinator": "h:x", "num_processes": 1, "process_id": 0}, "port must be an integer"),
+        ({"coordinator": "h:0", "num_processes": 1, "process_id": 0}, r"in \[1, 65535\]"),
+        ({"coordinator": "h", "num_processes": 1, "process_id": 0}, "must be HOST:PORT"),
+        ({"distributed": "auto", "process_id": 0}, "auto: JAX detects .* leave out --process-id"),
+        ({"distributed": "yes"}, "--distributed must be 'auto'"),
+        ({"timeout": 5}, "--init-timeout: needs --coordinator or --distributed auto"),
+        ({"distributed": "auto", "timeout": 0}, "--init-timeout must be an integer >= 1"),
+    ],
+)
+def test_bad_flags_raise_one_line(flags, message):
+    args = {"coordinator": None, "num_processes": None, "process_id": None}
+    with pytest.raises(ValueError, match=message) as info:
+        cluster_from_flags(**{**args, **flags})
+    assert "\n" not in str(info.value)
+
+
+def test_flags_make_a_cluster_or_none():
+    assert cluster_from_flags(None, None, None) is None
+    assert cluster_from_flags("10.0.0.1:1234", 4, 3) == Cluster("10.0.0.1:1234", 4, 3)
+    auto = cluster_from_flags(None, None, None, "auto", 60)
+    assert auto.detected and auto.timeout == 60
+    assert cluster_from_flags("h:1", 1, 0).timeout == DEFAULT_TIMEOUT
+    assert parse_coordinator("[::1]:8476") == ("::1", 8476)
