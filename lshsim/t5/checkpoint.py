@@ -45,10 +45,12 @@ def record_mesh(out: Path, mesh) -> None:
 
     A run resumed on another mesh than the one recorded is allowed: its checkpoints restore
     onto any mesh (:func:`restore` with the target shardings). The change is noted in one
-    line on stderr and the new mesh recorded.
+    line on stderr and the new mesh recorded. Only process 0 of several writes.
     """
     import jax
 
+    if jax.process_index() != 0:
+        return
     path = Path(out) / RUN_FILE
     doc = json.loads(path.read_text())
     now = {"mesh": {str(k): int(v) for k, v in mesh.shape.items()}}
@@ -182,7 +184,7 @@ def with_shardings(abstract_state: dict, shardings=None) -> dict:
     )
 
 
-def restore(mngr, abstract_state: dict, step: int | None = None, *, shardings=None) -> dict:
+def restore(mngr, abstract_state: dict, step: int | None = None, shardings=None) -> dict:
     """Restore checkpoint ``step`` (default: the latest) into the structure of ``abstract_state``.
 
     ``shardings``: where to put it (see :func:`with_shardings`; default this process's first

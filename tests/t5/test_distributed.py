@@ -29,6 +29,7 @@ from lshsim.t5.distributed import DEFAULT_TIMEOUT, Cluster, cluster_from_flags, 
 DEADLINE = 300
 #: The training run of every process: tiny, small batches, 4 steps, checkpoints at 2 and 4.
 RUN = ["--config", "tiny", "--steps", "4", "--batch", "8", "--input-length", "32"]
+MESH = ["--mesh", "data=2,model=2"]
 RUN_EVERY = ["--eval-every", "100", "--checkpoint-every", "2"]
 
 # One process, 4 forced devices: the uninterrupted run, then copies of it cut back to its
@@ -44,13 +45,14 @@ _ONE_PROCESS = textwrap.dedent(
     root, corpus = Path(sys.argv[1]), sys.argv[2]
     every = dict(eval_every=100, checkpoint_every=2, progress=False)
     train("tiny", root / "ref", steps=4, batch_size=8, input_length=32, corpus=[corpus],
-          devices=4, **every)
+          mesh="data=2,model=2", **every)
     res = {"devices": jax.device_count()}
-    for name, devices in (("one", 1), ("two", 2)):
+    # --mesh takes all devices; --devices 1 is the 1x1 mesh of the first one.
+    for name, where in (("1x1", {"devices": 1}), ("4x1", {"mesh": "data=4,model=1"})):
         run = root / name
         shutil.copytree(root / "ref", run)
         shutil.rmtree(run / "checkpoints" / "4")  # as if stopped after the step-2 checkpoint
-        train("tiny", run, steps=4, resume=True, devices=devices, **every)
+        train("tiny", run, steps=4, resume=True, **where, **every)
         res[name] = json.loads((run / "run.json").read_text())["mesh"]
     print(json.dumps(res))
     """
@@ -103,7 +105,16 @@ def runs(tmp_path_factory, small_corpus):
     opts = TrainOptions.from_config(tiny, corpus=[str(small_corpus)], batch_size=8)
     held_out_tokenizer(tiny, opts, None)  # train (and cache) the tokenizer once, for all
     port = _free_port()
-    mp = [*RUN, *RUN_EVERY, "--corpus", str(small_corpus), "--out", str(root / "mp"), "--json"]
+    mp = [
+        *RUN,
+        *MESH,
+        *RUN_EVERY,
+        "--corpus",
+        str(small_corpus),
+        "--out",
+        str(root / "mp"),
+        "--json",
+    ]
     cluster = ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2"]
     lone = [*RUN, "--corpus", str(small_corpus), "--out", str(root / "lone")]
     specs = {
@@ -144,7 +155,7 @@ def _train_losses(run) -> list[tuple[int, float]]:
 
 
 def test_two_processes_train_as_one_process_with_all_devices(runs):
-    """Per-step losses of 2 processes x 2 devices equal 1 process x 4 devices (same mesh)."""
+    """Losses of 2 processes x 2 devices equal 1 process x 4 devices (mesh data=2,model=2)."""
     for name in ("p0", "p1", "one"):
         _ok(runs, name)
     root = runs["root"]
@@ -162,22 +173,23 @@ def test_only_process_zero_writes_the_run_files(runs):
     records = [(r["step"], r["split"]) for r in ckpt.read_metrics(root)]
     assert len(records) == len(set(records)) == 6  # eval 0, train 1-4, eval 4: written once
     run = json.loads((root / "run.json").read_text())
-    assert run["processes"] == 2 and run["mesh"] == {"data": 4}
+    assert run["processes"] == 2 and run["mesh"] == {"data": 2, "model": 2}
     assert sorted(p.name for p in (root / "checkpoints").iterdir()) == ["2", "4"]
 
 
 def test_checkpoint_resumes_on_other_meshes_with_the_uninterrupted_losses(runs):
-    """Saved on 4 devices at step 2, resumed on 1 and on 2: steps 3-4 as if never stopped."""
+    """Saved on mesh 2x2 at step 2, resumed on 1x1 and 4x1: steps 3-4 as if never stopped."""
     res = json.loads(_ok(runs, "one").strip().splitlines()[-1])
     assert res["devices"] == 4
-    assert res["one"] == {"data": 1} and res["two"] == {"data": 2}  # recorded on resume
+    assert res["1x1"] == {"data": 1, "model": 1}  # recorded on resume
+    assert res["4x1"] == {"data": 4, "model": 1}
     ref = dict(_train_losses(runs["root"] / "ref"))
-    for name in ("one", "two"):
+    for name in ("1x1", "4x1"):
         got = dict(_train_losses(runs["root"] / name))
         assert sorted(got) == [1, 2, 3, 4]
         np.testing.assert_allclose([got[3], got[4]], [ref[3], ref[4]], rtol=2e-5)
     _, _, err = runs["one"]
-    assert "saved on mesh data=4; it continues on mesh data=1" in err
+    assert "saved on mesh data=2,model=2; it continues on mesh data=1,model=1" in err
 
 
 def test_no_cluster_and_an_unreachable_coordinator_exit_2_with_one_line_each(runs):
