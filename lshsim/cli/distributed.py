@@ -12,14 +12,18 @@ import argparse
 #: The epilog paragraph of ``lshsim train --help`` on several processes.
 DISTRIBUTED_HELP = """\
 several processes (hosts): start the same command once per process, with the same --out on a
-shared file system; each process feeds the batch rows of its own devices, process 0 writes
-run.json, metrics.jsonl and the log, all of them write their shards of each checkpoint.
-  # two hosts, or two processes on one host (on CPU: Gloo collectives, jax's default):
+shared file system. The mesh spans the devices of all processes (process 0's first); each
+process feeds the batch rows of its own devices; process 0 writes run.json, metrics.jsonl and
+the output; every process writes its shards of each checkpoint. On CPU the processes exchange
+data through Gloo (jax's default there).
+  # process 0 listens on 10.0.0.1:1234; process 1 runs on another host (or the same one):
   lshsim train --config tiny --steps 150 --out runs/mp --mesh data=2,model=2 \\
-      --coordinator 10.0.0.1:1234 --num-processes 2 --process-id 0    # on 10.0.0.1
-  ... the same with --process-id 1                                    # on the other
-  # under SLURM or Open MPI (srun / mpirun starts one process per host):
-  srun lshsim train --config base --steps 100000 --out runs/base --distributed auto
+      --coordinator 10.0.0.1:1234 --num-processes 2 --process-id 0
+  lshsim train --config tiny --steps 150 --out runs/mp --mesh data=2,model=2 \\
+      --coordinator 10.0.0.1:1234 --num-processes 2 --process-id 1
+  # SLURM or Open MPI, one task per host (4 hosts x 8 GPUs; model inside a host):
+  srun --nodes 4 --ntasks-per-node 1 lshsim train --config base --steps 100000 \\
+      --out runs/base --mesh data=4,model=8 --distributed auto
 """
 
 

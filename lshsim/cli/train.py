@@ -28,7 +28,7 @@ from lshsim.cli.parser import Formatter, wrap
 
 _TRAIN_EPILOG = (
     """\
-The run directory holds run.json (config and options), spm.model (the tokenizer),
+The run directory holds run.json (config, options, mesh), spm.model (the tokenizer),
 metrics.jsonl (one JSON object per logged step: step, split, loss, accuracy, ...) and
 checkpoints/<step>/ (orbax). A killed run continues exactly with --resume.
 
