@@ -121,11 +121,19 @@ def save(mngr, step: int, state: dict) -> None:
 
 
 def delete(mngr, step: int) -> None:
-    """Remove checkpoint ``step`` (one that is not good: damaged, or after a divergence)."""
+    """Remove checkpoint ``step`` (one that is not good: damaged, or after a divergence).
+
+    Every process of a multi-process run calls it: orbax removes the files on process 0 and
+    waits for all processes (a call on process 0 alone would wait for the others forever).
+    """
+    from lshsim.t5 import distributed
+
     try:
         mngr.delete(step)
     except Exception:  # orbax cannot read a damaged step's metadata
-        shutil.rmtree(Path(mngr.directory) / str(step), ignore_errors=True)
+        if distributed.is_primary():
+            shutil.rmtree(Path(mngr.directory) / str(step), ignore_errors=True)
+        distributed.barrier(f"lshsim-delete-{step}")
     mngr.reload()
 
 
@@ -385,7 +393,6 @@ class GoodCheckpoint:
     """
 
     out: Path
-    primary: bool = True
     last: int | None = None
     pending: int | None = None
 
@@ -427,8 +434,11 @@ class GoodCheckpoint:
             self.pending = step
 
     def discard(self, mngr) -> None:
-        """Delete the pending checkpoint (after a non-finite value: it is not good)."""
-        if self.pending is not None and self.primary:
+        """Delete the pending checkpoint (after a non-finite value: it is not good).
+
+        Every process calls it (see :func:`delete`).
+        """
+        if self.pending is not None:
             delete(mngr, self.pending)
         self.pending = None
 

@@ -190,9 +190,9 @@ def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept, pla
             shardings=shardings,
         )
         start = int(state["step"])
+        for step in passed:  # every process: orbax deletes on process 0 and waits for all
+            ckpt.delete(mngr, step)
         if _primary():
-            for step in passed:
-                ckpt.delete(mngr, step)
             ckpt.truncate_metrics(out, start)
         return state, start
     # Initialised eagerly, then placed: the values equal an unsharded run's bit for bit.
@@ -346,15 +346,13 @@ def _run_steps(s: _Session, steps: int, every: tuple[int, int, int], progress: b
     from lshsim.t5 import sharding
 
     log_every, eval_every, checkpoint_every = every
-    good = ckpt.GoodCheckpoint(
-        s.out, _primary(), last=s.start or None
-    )  # a resumed checkpoint passed the checks
+    good = ckpt.GoodCheckpoint(s.out, last=s.start or None)  # a resumed one passed the checks
     train_loss, final, t_first = math.nan, None, None
     bar = tqdm(
         total=steps,
         initial=s.start,
         desc=f"train {s.config.name}",
-        disable=not progress,
+        disable=not progress or not _primary(),
         unit="step",
         dynamic_ncols=True,
     )

@@ -1,6 +1,6 @@
 """Several processes and checkpoints across meshes (lshsim.t5.distributed, checkpoint restore).
 
-One module fixture starts, side by side: a two-process ``lshsim train`` on 127.0.0.1 (two
+One test starts, side by side: a two-process ``lshsim train`` on 127.0.0.1 (two
 forced CPU devices each), one process with four forced devices that trains the same run
 uninterrupted (the reference of both checks) and resumes a copy of it on other meshes, and a
 process that meets a coordinator nobody runs. Every subprocess has a deadline and is killed
@@ -27,10 +27,10 @@ from lshsim.t5.distributed import DEFAULT_TIMEOUT, Cluster, cluster_from_flags, 
 
 #: Wall-clock limit of the whole fixture's subprocesses (they take ~20 s on 2 idle cores).
 DEADLINE = 300
-#: The training run of every process: tiny, small batches, 4 steps, checkpoints at 2 and 4.
+#: The training run of every process: tiny, small batches, 4 steps.
 RUN = ["--config", "tiny", "--steps", "4", "--batch", "8", "--input-length", "32"]
 MESH = ["--mesh", "data=2,model=2"]
-RUN_EVERY = ["--eval-every", "100", "--checkpoint-every", "2"]
+RUN_EVERY = ["--eval-every", "100", "--checkpoint-every", "100"]  # evals at 0 and 4, one save
 
 # One process, 4 forced devices: the uninterrupted run, then copies of it cut back to its
 # step-2 checkpoint and resumed on other meshes.
@@ -94,8 +94,7 @@ def _lshsim(*argv) -> list[str]:
     return [sys.executable, "-m", "lshsim.cli", *argv]
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory, small_corpus):
+def _start_and_wait(tmp_path_factory, small_corpus) -> dict:
     """Start all subprocesses, wait (each killed past the deadline), return their results."""
     from lshsim.t5.configs import get_config
     from lshsim.t5.loop import TrainOptions, held_out_tokenizer
@@ -154,7 +153,21 @@ def _train_losses(run) -> list[tuple[int, float]]:
     return [(r["step"], r["loss"]) for r in ckpt.read_metrics(run) if r["split"] == "train"]
 
 
-def test_two_processes_train_as_one_process_with_all_devices(runs):
+@pytest.mark.slow
+def test_processes_and_meshes(tmp_path_factory, small_corpus):
+    """Two processes, checkpoints across meshes and the start-up failures, in one test.
+
+    (One test, not a module fixture shared by several: pytest-xdist would start the
+    subprocesses once per worker that runs one of them.)
+    """
+    runs = _start_and_wait(tmp_path_factory, small_corpus)
+    _two_processes_train_as_one_process_with_all_devices(runs)
+    _only_process_zero_writes_the_run_files(runs)
+    _checkpoint_resumes_on_other_meshes_with_the_uninterrupted_losses(runs)
+    _no_cluster_and_an_unreachable_coordinator_exit_2_with_one_line_each(runs)
+
+
+def _two_processes_train_as_one_process_with_all_devices(runs):
     """Losses of 2 processes x 2 devices equal 1 process x 4 devices (mesh data=2,model=2)."""
     for name in ("p0", "p1", "one"):
         _ok(runs, name)
@@ -165,7 +178,7 @@ def test_two_processes_train_as_one_process_with_all_devices(runs):
     assert len({x for _, x in two}) == 4  # the steps trained: the losses moved
 
 
-def test_only_process_zero_writes_the_run_files(runs):
+def _only_process_zero_writes_the_run_files(runs):
     root = runs["root"] / "mp"
     summary = [line for line in _ok(runs, "p0").splitlines() if line.startswith("{")]
     assert json.loads(summary[-1])["step"] == 4
@@ -174,10 +187,10 @@ def test_only_process_zero_writes_the_run_files(runs):
     assert len(records) == len(set(records)) == 6  # eval 0, train 1-4, eval 4: written once
     run = json.loads((root / "run.json").read_text())
     assert run["processes"] == 2 and run["mesh"] == {"data": 2, "model": 2}
-    assert sorted(p.name for p in (root / "checkpoints").iterdir()) == ["2", "4"]
+    assert sorted(p.name for p in (root / "checkpoints").iterdir()) == ["4"]
 
 
-def test_checkpoint_resumes_on_other_meshes_with_the_uninterrupted_losses(runs):
+def _checkpoint_resumes_on_other_meshes_with_the_uninterrupted_losses(runs):
     """Saved on mesh 2x2 at step 2, resumed on 1x1 and 4x1: steps 3-4 as if never stopped."""
     res = json.loads(_ok(runs, "one").strip().splitlines()[-1])
     assert res["devices"] == 4
@@ -192,7 +205,7 @@ def test_checkpoint_resumes_on_other_meshes_with_the_uninterrupted_losses(runs):
     assert "saved on mesh data=2,model=2; it continues on mesh data=1,model=1" in err
 
 
-def test_no_cluster_and_an_unreachable_coordinator_exit_2_with_one_line_each(runs):
+def _no_cluster_and_an_unreachable_coordinator_exit_2_with_one_line_each(runs):
     code, out, err = runs["lone"]
     assert out.strip() == "2"  # --distributed auto outside SLURM / Open MPI
     assert code == 2  # the coordinator's time-out
