@@ -163,6 +163,7 @@ def test_processes_and_meshes(tmp_path_factory, small_corpus):
     runs = _start_and_wait(tmp_path_factory, small_corpus)
     _two_processes_train_as_one_process_with_all_devices(runs)
     _only_process_zero_writes_the_run_files(runs)
+    _checkpoint_of_two_processes_evaluates_in_one(runs)
     _checkpoint_resumes_on_other_meshes_with_the_uninterrupted_losses(runs)
     _no_cluster_and_an_unreachable_coordinator_exit_2_with_one_line_each(runs)
 
@@ -188,6 +189,19 @@ def _only_process_zero_writes_the_run_files(runs):
     run = json.loads((root / "run.json").read_text())
     assert run["processes"] == 2 and run["mesh"] == {"data": 2, "model": 2}
     assert sorted(p.name for p in (root / "checkpoints").iterdir()) == ["4"]
+
+
+def _checkpoint_of_two_processes_evaluates_in_one(runs):
+    """Their shards make one checkpoint: restored here (one device), the held-out loss is the
+    one the two processes logged at its step."""
+    from lshsim.t5.loop import evaluate_run
+
+    run = runs["root"] / "mp"
+    logged = [r for r in ckpt.read_metrics(run) if r["split"] == "eval" and r["step"] == 4]
+    ev = evaluate_run(run)
+    assert ev["step"] == 4
+    np.testing.assert_allclose(ev["loss"], logged[0]["loss"], rtol=1e-5)
+    assert ev["tokens"] == logged[0]["tokens"]
 
 
 def _checkpoint_resumes_on_other_meshes_with_the_uninterrupted_losses(runs):
