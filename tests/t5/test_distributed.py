@@ -1,16 +1,18 @@
 """Several processes and checkpoints across meshes (lshsim.t5.distributed, checkpoint restore).
 
-One test starts, side by side: a two-process ``lshsim train`` on 127.0.0.1 (two
-forced CPU devices each), one process with four forced devices that trains the same run
-uninterrupted (the reference of both checks) and resumes a copy of it on other meshes, and a
-process that meets a coordinator nobody runs. Every subprocess has a deadline and is killed
-when anything fails, so a hung collective cannot hang the test session.
+One test starts, side by side: a two-process ``lshsim train`` on 127.0.0.1 (two forced
+CPU devices each; process 0 started by ``--coordinator``, process 1 by ``--distributed auto``
+as SLURM task 1), one process with four forced devices that trains the same run uninterrupted
+(the reference of both checks) and resumes a copy of it on other meshes, and a process that
+meets a coordinator nobody runs. Every subprocess has a deadline and is killed when anything
+fails, so a hung collective cannot hang the test session.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -80,6 +82,35 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+#: JAX's SLURM detection puts the coordinator on port 61440 + (SLURM_JOB_ID mod 4096).
+SLURM_PORTS = 61440
+
+
+def _free_slurm_job() -> int:
+    """A SLURM job id whose coordinator port (see :data:`SLURM_PORTS`) is free here."""
+    start = random.randrange(4096)
+    for k in range(4096):
+        job = (start + k) % 4096
+        with socket.socket() as s:
+            try:
+                s.bind(("0.0.0.0", SLURM_PORTS + job))
+            except OSError:
+                continue
+            return job
+    raise RuntimeError("no free port in 61440-65535")
+
+
+def _slurm(job: int, task: int) -> dict:
+    """The variables JAX's SLURM detection reads, for task ``task`` of 2 on this host."""
+    return {
+        "SLURM_JOB_ID": str(job),
+        "SLURM_STEP_NODELIST": "localhost",
+        "SLURM_NTASKS": "2",
+        "SLURM_PROCID": str(task),
+        "SLURM_LOCALID": "0",
+    }
+
+
 def _env(devices: int) -> dict:
     flags = os.environ.get("XLA_FLAGS", "")
     flags = f"{flags} --xla_force_host_platform_device_count={devices}".strip()
@@ -103,7 +134,7 @@ def _start_and_wait(tmp_path_factory, small_corpus) -> dict:
     tiny = get_config("tiny")
     opts = TrainOptions.from_config(tiny, corpus=[str(small_corpus)], batch_size=8)
     held_out_tokenizer(tiny, opts, None)  # train (and cache) the tokenizer once, for all
-    port = _free_port()
+    job = _free_slurm_job()
     mp = [
         *RUN,
         *MESH,
@@ -114,19 +145,22 @@ def _start_and_wait(tmp_path_factory, small_corpus) -> dict:
         str(root / "mp"),
         "--json",
     ]
-    cluster = ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2"]
+    cluster = ["--coordinator", f"127.0.0.1:{SLURM_PORTS + job}", "--num-processes", "2"]
     lone = [*RUN, "--corpus", str(small_corpus), "--out", str(root / "lone")]
     specs = {
+        # process 0 by the explicit flags; process 1 as SLURM task 1, by JAX's detection
         "p0": (_lshsim("train", *mp, *cluster, "--process-id", "0"), 2),
-        "p1": (_lshsim("train", *mp, *cluster, "--process-id", "1"), 2),
+        "p1": (_lshsim("train", *mp, "--distributed", "auto"), 2),
         "one": ([sys.executable, "-c", _ONE_PROCESS, str(root), str(small_corpus)], 4),
         "lone": ([sys.executable, "-c", _LONE, "train", *lone, f"127.0.0.1:{_free_port()}"], 1),
     }
+    envs = {name: _env(devices) for name, (_, devices) in specs.items()}
+    envs["p1"].update(_slurm(job, 1))
     procs = {
         name: subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(devices)
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=envs[name]
         )
-        for name, (argv, devices) in specs.items()
+        for name, (argv, _) in specs.items()
     }
     results = {}
     try:
