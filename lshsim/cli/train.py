@@ -16,6 +16,7 @@ from lshsim.cli.checks import (
     check_run_dir,
     check_train_out,
 )
+from lshsim.cli.distributed import DISTRIBUTED_HELP, add_distributed_flags, start_processes
 from lshsim.cli.model_flags import (
     MEMORY_HELP,
     add_config_flag,
@@ -27,7 +28,7 @@ from lshsim.cli.parser import Formatter, wrap
 
 _TRAIN_EPILOG = (
     """\
-The run directory holds run.json (config and options), spm.model (the tokenizer),
+The run directory holds run.json (config, options, mesh), spm.model (the tokenizer),
 metrics.jsonl (one JSON object per logged step: step, split, loss, accuracy, ...) and
 checkpoints/<step>/ (orbax). A killed run continues exactly with --resume.
 
@@ -41,6 +42,8 @@ examples:
 
 """
     + MEMORY_HELP
+    + "\n"
+    + DISTRIBUTED_HELP
 )
 
 
@@ -109,6 +112,7 @@ def _add_train_parser(sub) -> None:
     add_mesh_flag(tr)
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
     tr.add_argument("--json", action="store_true", help="print the summary as JSON, no bar")
+    add_distributed_flags(tr)
     tr.set_defaults(func=run_train)
 
 
@@ -146,6 +150,7 @@ def run_train(args: argparse.Namespace) -> int:
     check_ranges(args, TRAIN_RANGES)
     check_train_out(args)
     config = config_from_args(args)
+    primary = start_processes(args)  # before anything touches JAX's backend
 
     from lshsim.t5.loop import train
 
@@ -167,8 +172,10 @@ def run_train(args: argparse.Namespace) -> int:
         keep_checkpoints=args.keep_checkpoints,
         devices=args.devices,
         mesh=args.mesh,
-        progress=not args.json,
+        progress=not args.json and primary,
     )
+    if not primary:  # process 0 reports the run
+        return 0
     rate = summary["examples_per_second"]
     if rate is not None and not math.isfinite(rate):  # no step after the first: nothing timed
         summary = {**summary, "examples_per_second": None}

@@ -2,8 +2,10 @@
 
 A run directory holds::
 
-    run.json          the model config and the training options (written once, atomically;
-                      the options are ``lshsim.t5.options.TrainOptions.to_dict()``)
+    run.json          the model config and the training options (written atomically; the
+                      options are ``lshsim.t5.options.TrainOptions.to_dict()``), and the mesh
+                      and process count of the latest session (informational: a run may
+                      resume on another mesh; the checkpoints restore onto any)
     spm.model         the SentencePiece tokenizer the run uses
     metrics.jsonl     one JSON object per logged step (``split`` is ``train`` or ``eval``)
     checkpoints/<step>/  orbax checkpoints of {step, params, opt_state}
@@ -36,6 +38,41 @@ def write_run(out: Path, config: T5Config, options: dict[str, Any]) -> None:
     """Record the config and training options of the run in ``out/run.json``."""
     doc = {"config": config.to_dict(), "train": options}
     write_atomic(out / RUN_FILE, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def record_mesh(out: Path, mesh) -> None:
+    """Record ``mesh`` (its axis sizes) and the process count in ``out/run.json``.
+
+    A run resumed on another mesh than the one recorded is allowed: its checkpoints restore
+    onto any mesh (:func:`restore` with the target shardings). The change is noted in one
+    line on stderr and the new mesh recorded. Only process 0 of several writes.
+    """
+    import jax
+
+    if jax.process_index() != 0:
+        return
+    path = Path(out) / RUN_FILE
+    doc = json.loads(path.read_text())
+    now = {"mesh": {str(k): int(v) for k, v in mesh.shape.items()}}
+    now["processes"] = jax.process_count()
+    before = {k: doc[k] for k in now if k in doc}
+    if before == now:
+        return
+    if before:
+        print(
+            f"lshsim: note: the run in {out} was saved on {_describe(before)}; it continues on "
+            f"{_describe(now)}",
+            file=sys.stderr,
+            flush=True,
+        )
+    write_atomic(path, json.dumps({**doc, **now}, indent=1, sort_keys=True) + "\n")
+
+
+def _describe(record: dict) -> str:
+    """``mesh data=2,model=2 (2 processes)``."""
+    axes = ",".join(f"{k}={v}" for k, v in record.get("mesh", {}).items()) or "an unknown mesh"
+    n = record.get("processes")
+    return f"mesh {axes}" + (f" ({n} processes)" if n and n > 1 else "")
 
 
 def read_run(out: Path) -> tuple[T5Config, dict[str, Any]]:
@@ -84,11 +121,19 @@ def save(mngr, step: int, state: dict) -> None:
 
 
 def delete(mngr, step: int) -> None:
-    """Remove checkpoint ``step`` (one that is not good: damaged, or after a divergence)."""
+    """Remove checkpoint ``step`` (one that is not good: damaged, or after a divergence).
+
+    Every process of a multi-process run calls it: orbax removes the files on process 0 and
+    waits for all processes (a call on process 0 alone would wait for the others forever).
+    """
+    from lshsim.t5 import distributed
+
     try:
         mngr.delete(step)
     except Exception:  # orbax cannot read a damaged step's metadata
-        shutil.rmtree(Path(mngr.directory) / str(step), ignore_errors=True)
+        if distributed.is_primary():
+            shutil.rmtree(Path(mngr.directory) / str(step), ignore_errors=True)
+        distributed.barrier(f"lshsim-delete-{step}")
     mngr.reload()
 
 
@@ -124,18 +169,42 @@ def check_step(mngr, step: int | None = None) -> int:
     return step
 
 
+def with_shardings(abstract_state: dict, shardings=None) -> dict:
+    """``abstract_state`` with each leaf's target sharding, for orbax to restore onto.
+
+    Args:
+        abstract_state: the state's shapes and dtypes (``jax.ShapeDtypeStruct`` leaves).
+        shardings: one ``jax.sharding.Sharding`` for every leaf, or a pytree of them shaped
+            like ``abstract_state``; ``None``: this process's first device.
+
+    Returns:
+        The same structure with ``ShapeDtypeStruct(shape, dtype, sharding=...)`` leaves: a
+        checkpoint restores onto these, whatever mesh it was saved from.
+    """
+    import jax
+
+    if shardings is None:
+        shardings = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    if isinstance(shardings, jax.sharding.Sharding):
+        shardings = jax.tree_util.tree_map(lambda _: shardings, abstract_state)
+    return jax.tree_util.tree_map(
+        lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract_state, shardings
+    )
+
+
 def restore(mngr, abstract_state: dict, step: int | None = None, shardings=None) -> dict:
     """Restore checkpoint ``step`` (default: the latest) into the structure of ``abstract_state``.
 
-    ``shardings``: a matching pytree of ``jax.sharding.Sharding`` to place the restored state
-    with (e.g. :func:`lshsim.t5.sharding.state_shardings`; default: as orbax places it).
+    ``shardings``: where to put it (see :func:`with_shardings`; default this process's first
+    device). A checkpoint saved on any mesh restores onto any other.
 
     Raises:
         ValueError: there is no checkpoint (at ``step``), or its shapes do not fit
             ``abstract_state``; :class:`UnusableCheckpointError`: it is unreadable (truncated or
             emptied files, a missing item) or its parameters are not finite.
     """
-    return _restore_step(mngr, abstract_state, check_step(mngr, step), shardings)
+    target = with_shardings(abstract_state, shardings)
+    return _restore_step(mngr, target, check_step(mngr, step))
 
 
 def restore_good(
@@ -160,7 +229,7 @@ def restore_good(
             predicate such as ``"has a non-finite held-out loss (nan)"``).
         action: what the caller does with the checkpoint found, for the warning.
         quiet: no warning (the caller reports the steps passed over itself).
-        shardings: target shardings of the restored state (see :func:`restore`).
+        shardings: where to restore to (see :func:`with_shardings`).
 
     Returns:
         ``(state, passed_over)``: the restored state and the steps passed over (all newer).
@@ -169,9 +238,10 @@ def restore_good(
         ValueError: no checkpoint at all, none usable, or one that does not fit the model.
     """
     passed: list[tuple[int, str]] = []
+    target = with_shardings(abstract_state, shardings)
     for step in sorted(mngr.all_steps(), reverse=True):
         try:
-            state = _restore_step(mngr, abstract_state, step, shardings)
+            state = _restore_step(mngr, target, step)
             reason = accept(state) if accept is not None else None
         except UnusableCheckpointError as e:
             reason = e.reason
@@ -194,18 +264,7 @@ def _passed_over(mngr, passed: list[tuple[int, str]]) -> str:
     )
 
 
-def _with_shardings(abstract_state: dict, shardings) -> dict:
-    """``abstract_state`` with each leaf's target sharding (``None``: unchanged)."""
-    import jax
-
-    if shardings is None:
-        return abstract_state
-    return jax.tree.map(
-        lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract_state, shardings
-    )
-
-
-def _restore_step(mngr, abstract_state: dict, step: int, shardings=None) -> dict:
+def _restore_step(mngr, abstract_state: dict, step: int) -> dict:
     """Restore checkpoint ``step``, checking its files before and its parameters after."""
     import orbax.checkpoint as ocp
 
@@ -215,8 +274,7 @@ def _restore_step(mngr, abstract_state: dict, step: int, shardings=None) -> dict
         raise UnusableCheckpointError(run, step, f"is unreadable ({damage})")
     _check_shapes(step_dir / "default", abstract_state, step)
     try:
-        target = _with_shardings(abstract_state, shardings)
-        state = mngr.restore(step, args=ocp.args.StandardRestore(target))
+        state = mngr.restore(step, args=ocp.args.StandardRestore(abstract_state))
     except Exception as e:  # tensorstore raises bare Exception on bad data
         raise UnusableCheckpointError(run, step, f"is unreadable ({_read_error(e)})") from None
     if not params_finite(state["params"]):
@@ -264,11 +322,20 @@ def _read_error(exc: BaseException) -> str:
 
 
 def params_finite(params) -> bool:
-    """Whether every parameter is finite (no NaN or infinity)."""
+    """Whether every parameter is finite (no NaN or infinity).
+
+    One reduction on the parameters' devices, so every process of a multi-process run gets
+    the same answer, also for parameters split over several processes.
+    """
     import jax
+    import jax.numpy as jnp
     import numpy as np
 
-    return all(bool(np.isfinite(np.asarray(x)).all()) for x in jax.tree_util.tree_leaves(params))
+    leaves = jax.tree_util.tree_leaves(params)
+    if not leaves:
+        return True
+    ok = jax.jit(lambda xs: jnp.all(jnp.stack([jnp.isfinite(x).all() for x in xs])))(leaves)
+    return bool(np.asarray(ok.addressable_data(0)))
 
 
 def _shapes(tree) -> dict[str, tuple]:
@@ -326,7 +393,6 @@ class GoodCheckpoint:
     """
 
     out: Path
-    primary: bool = True
     last: int | None = None
     pending: int | None = None
 
@@ -368,8 +434,11 @@ class GoodCheckpoint:
             self.pending = step
 
     def discard(self, mngr) -> None:
-        """Delete the pending checkpoint (after a non-finite value: it is not good)."""
-        if self.pending is not None and self.primary:
+        """Delete the pending checkpoint (after a non-finite value: it is not good).
+
+        Every process calls it (see :func:`delete`).
+        """
+        if self.pending is not None:
             delete(mngr, self.pending)
         self.pending = None
 

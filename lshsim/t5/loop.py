@@ -190,9 +190,9 @@ def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept, pla
             shardings=shardings,
         )
         start = int(state["step"])
+        for step in passed:  # every process: orbax deletes on process 0 and waits for all
+            ckpt.delete(mngr, step)
         if _primary():
-            for step in passed:
-                ckpt.delete(mngr, step)
             ckpt.truncate_metrics(out, start)
         return state, start
     # Initialised eagerly, then placed: the values equal an unsharded run's bit for bit.
@@ -319,15 +319,13 @@ def _run_steps(s: _Session, steps: int, every: tuple[int, int, int], progress: b
     from lshsim.t5 import sharding
 
     log_every, eval_every, checkpoint_every = every
-    good = ckpt.GoodCheckpoint(
-        s.out, _primary(), last=s.start or None
-    )  # a resumed checkpoint passed the checks
+    good = ckpt.GoodCheckpoint(s.out, last=s.start or None)  # a resumed one passed the checks
     train_loss, final, t_first = math.nan, None, None
     bar = tqdm(
         total=steps,
         initial=s.start,
         desc=f"train {s.config.name}",
-        disable=not progress,
+        disable=not progress or not _primary(),
         unit="step",
         dynamic_ncols=True,
     )
@@ -457,16 +455,18 @@ def _train(config, opts, out, steps, every, resume, mesh, progress, on_step) -> 
     """:func:`train` once its options are settled: data, state, the steps, the summary."""
     import jax
 
-    from lshsim.t5 import sharding
+    from lshsim.t5 import distributed, sharding
     from lshsim.t5.steps import make_optimizer
 
     sharding.check_batch(opts.batch_size, mesh)
     tok, train_ds, eval_host = _data(config, opts, out, reuse_tokenizer=resume)
     opts = dataclasses.replace(opts, target_length=train_ds.target_length)
     out.mkdir(parents=True, exist_ok=True)
+    distributed.barrier("lshsim-options")  # every process checked --out before any writes
     if not resume and _primary():
         tok.save(out / ckpt.TOKENIZER_FILE)
         ckpt.write_run(out, config, opts.to_dict())
+    ckpt.record_mesh(out, mesh)  # process 0 writes; a change of mesh is noted
     optimizer = make_optimizer(config, opts.learning_rate, opts.warmup_steps)
     with ckpt.manager(out, max_to_keep=opts.keep_checkpoints) as mngr:
         s = _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host, resume)
