@@ -79,16 +79,15 @@ def host_mesh(data: int, model: int):
 
 
 def state_shardings(config: T5Config, abstract_state, mesh):
-    """The sharding pytree of the train state on ``mesh``: parameters replicated for now.
+    """The sharding pytree of the train state on ``mesh``, by the model's logical-axis rules.
 
-    The one place that decides placement: swap in the model-sharded rules
-    (:mod:`lshsim.t5.sharding`) here.
+    Raises:
+        ValueError: a ``model`` size that does not divide a dimension it splits.
     """
-    import jax
-    from jax.sharding import NamedSharding, PartitionSpec
+    from lshsim.t5 import sharding
+    from lshsim.t5.model import param_specs
 
-    repl = NamedSharding(mesh, PartitionSpec())
-    return jax.tree_util.tree_map(lambda _: repl, abstract_state)
+    return sharding.state_shardings(abstract_state, mesh, param_specs(config))
 
 
 def _lengths(config: T5Config, input_length: int | None, target_length: int | None):
@@ -181,6 +180,7 @@ def compile_step(
             whole = _cost(one.lower(state, inputs).cost_analysis())
     return {
         "compiled": compiled,
+        "params": state["params"],
         "flops_total": whole[0],
         "loop_scale": tuple(w / x if x else 1.0 for w, x in zip(whole, looped, strict=True)),
         "compile_seconds": seconds,
@@ -195,9 +195,6 @@ def _cost(cost) -> tuple[float, float]:
         cost = cost[0]
     cost = cost or {}
     return float(cost.get("flops", 0.0)), float(cost.get("bytes accessed", 0.0))
-
-
-
 
 
 def analyse(compiled, loop_scale: tuple[float, float] = (1.0, 1.0)) -> dict[str, float]:
@@ -260,7 +257,7 @@ def plan(
     Raises:
         ValueError: invalid sizes (one line naming the parameter).
     """
-    from lshsim.t5.params import count_params
+    from lshsim.t5.params import count_tree
 
     cfg = get_config(config)
     batch = check_int("batch", cfg.batch_size if batch is None else batch, 1)
@@ -278,7 +275,7 @@ def plan(
         "accumulate": accumulate,
         "input_length": lengths[0],
         "target_length": lengths[1],
-        "params": count_params(cfg),
+        "params": count_tree(res["params"]),
         "state_bytes": res["state_bytes"],
         "batch_bytes": res["batch_bytes"],
         **analyse(res["compiled"], res["loop_scale"]),
