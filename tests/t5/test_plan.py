@@ -134,3 +134,28 @@ def test_bad_input_exits_2(capsys, argv, message):
 def test_parse_mesh():
     assert parse_mesh("data=4,model=2") == (4, 2)
     assert parse_mesh("model=8") == (1, 8)
+
+
+def test_too_few_devices_reruns_in_a_child(monkeypatch):
+    """With JAX already started on fewer devices, the command re-runs itself in a child
+    process with the host-device flag and the same options, and returns the child's status."""
+    import subprocess as sp
+
+    import jax
+
+    calls = []
+
+    def fake_run(cmd, env):
+        calls.append((cmd, env))
+        return sp.CompletedProcess(cmd, 3)
+
+    monkeypatch.setattr("lshsim.cli.plan.subprocess.run", fake_run)
+    monkeypatch.delenv("LSHSIM_PLAN_CHILD", raising=False)
+    n = len(jax.devices("cpu")) + 1
+    argv = ["plan", "--config", "tiny", "--lookup", "tokenid", "--mesh", f"data=1,model={n}"]
+    assert main([*argv, "--batch", "8", "--json"]) == 3
+    ((cmd, env),) = calls
+    assert cmd[:3] == [sys.executable, "-m", "lshsim"]
+    assert cmd[3:] == [*argv, "--batch", "8", "--json"]
+    assert f"--xla_force_host_platform_device_count={n}" in env["XLA_FLAGS"].split()
+    assert env["JAX_PLATFORMS"] == "cpu" and env["LSHSIM_PLAN_CHILD"] == "1"
