@@ -33,7 +33,7 @@ _SCRIPT = textwrap.dedent(
     # big tables, small activations: a token-ID lookup of rank 8 on the micro model
     cfg = MICRO.replace(lookup="tokenid", expert_rank=8)
     kw = dict(batch=16, input_length=32)
-    out = {"model": {m: plan(cfg, data=1, model=m, hardware="h100", **kw) for m in (1, 2, 4)}}
+    out = {"model": {m: plan(cfg, data=1, model=m, hardware="h100", **kw) for m in (1, 2)}}
     out["data2"] = plan(cfg, data=2, model=1, **kw)
     # a device that holds the model = 2 plan exactly; the search's compiles repeat the plans
     # above (served by the persistent compilation cache when the tests run with it)
@@ -46,7 +46,7 @@ _SCRIPT = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def plans():
-    """The subprocess's plans: model = 1, 2, 4; data = 2; a search on a toy device."""
+    """The subprocess's plans: model = 1, 2; data = 2; a search on a toy device."""
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4")
     env.update(JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT))
     proc = subprocess.run(
@@ -70,12 +70,12 @@ def test_plan_json_keys(plans):
 
 
 def test_per_device_bytes_fall_as_model_grows(plans):
-    """Splitting the tables over model = 2 and 4 devices shrinks each device's share (the
-    activations of the batch, not split by ``model`` here, are the rest)."""
-    b = [plans["model"][str(m)]["per_device_bytes"] for m in (1, 2, 4)]
-    s = [plans["model"][str(m)]["state_bytes"] for m in (1, 2, 4)]
-    assert b[0] > b[1] > b[2] and b[2] < 0.5 * b[0]
-    assert s[1] < 0.6 * s[0] and s[2] < 0.6 * s[1]  # the state's shards: about 1/model
+    """Splitting the tables over model = 2 devices shrinks each device's share (measured:
+    11.5 -> 6.8 MB; the batch's activations, not all split by ``model``, are the rest)."""
+    b = [plans["model"][str(m)]["per_device_bytes"] for m in (1, 2)]
+    s = [plans["model"][str(m)]["state_bytes"] for m in (1, 2)]
+    assert b[1] < 0.7 * b[0]
+    assert s[1] < 0.6 * s[0]  # the state's shards: about 1/model
 
 
 def test_flops_are_per_device(plans):
