@@ -27,7 +27,6 @@ if __name__ == "__main__":  # host devices must exist before JAX starts
     from lshsim.t5.plan import host_device_flags
 
     os.environ.update(host_device_flags(MAX_DEVICES))
-    os.environ["XLA_FLAGS"] += " --xla_backend_optimization_level=0"  # no effect on the plan
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(ROOT / ".jax_cache"))
 
 import argparse  # noqa: E402
