@@ -182,6 +182,25 @@ def render(results: dict, meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def short_table(results: dict) -> str:
+    """The README's short version: the computed rows' devices, mesh and GB per device."""
+    lines = [
+        "| model | variant | H100s | mesh | GB per device | replicated GB |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in ROWS:
+        res = results.get(key(row))
+        if res is None or res["best"] is None:
+            continue
+        b = res["best"]
+        lines.append(
+            f"| {row[0]} | {row[1]} | {b['devices']} | {b['mesh']['data']} x "
+            f"{b['mesh']['model']} | {_gb(b['per_device_bytes'])} | "
+            f"{_replicated(res['replicated'])} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     """Plan every row (or those matching ``--only``) and write PLAN.md and plan.json."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -190,7 +209,11 @@ def main(argv=None) -> None:
     ap.add_argument("--resume", action="store_true", help="skip the rows in --json")
     ap.add_argument("--only", help="plan only the rows whose name contains this text")
     ap.add_argument("--max-devices", type=int, default=MAX_DEVICES)
+    ap.add_argument("--short", action="store_true", help="print the README table of --json")
     args = ap.parse_args(argv)
+    if args.short:
+        print(short_table(json.loads(args.json.read_text())["rows"]))
+        return
     doc = json.loads(args.json.read_text()) if args.resume and args.json.exists() else {}
     results, seconds = doc.get("rows", {}), doc.get("seconds", 0.0)
     for row in ROWS:
@@ -199,14 +222,20 @@ def main(argv=None) -> None:
         print(f"{key(row)} ...", file=sys.stderr, flush=True)
         results[key(row)] = plan_row(row, args.max_devices)
         seconds += results[key(row)]["seconds"]
-        meta = {
-            "done": len(results),
-            "seconds": seconds,
-            "machine": f"{os.cpu_count()} shared CPU cores",
-            "max_devices": args.max_devices,
-        }
-        write_atomic(args.json, json.dumps({"rows": results, "seconds": seconds}, indent=1))
-        write_atomic(args.out, render(results, meta))
+        _write(args, results, seconds)
+    _write(args, results, seconds)
+
+
+def _write(args, results: dict, seconds: float) -> None:
+    """Record the rows so far in ``--json`` and render ``--out``."""
+    meta = {
+        "done": len(results),
+        "seconds": seconds,
+        "machine": f"{os.cpu_count()} shared CPU cores",
+        "max_devices": args.max_devices,
+    }
+    write_atomic(args.json, json.dumps({"rows": results, "seconds": seconds}, indent=1))
+    write_atomic(args.out, render(results, meta))
 
 
 if __name__ == "__main__":

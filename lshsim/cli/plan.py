@@ -185,7 +185,7 @@ def run_plan(args: argparse.Namespace) -> int:
         "hardware": args.hardware,
     }
     if args.minimal:
-        res = minimal_plan(config, max_devices=args.max_devices, **kw)
+        res = minimal_plan(config, max_devices=args.max_devices, on_try=_progress, **kw)
         row = res["best"]
     else:
         row = res = plan(config, data=data, model=model, **kw)
@@ -197,6 +197,12 @@ def run_plan(args: argparse.Namespace) -> int:
         if row is not None:
             print(format_plan(row))
     return 0 if row is not None else 1
+
+
+def _progress(entry: dict) -> None:
+    """One line on stderr per mesh the search has tried (each compile takes a while)."""
+    what = _gb(entry["per_device_bytes"]) if "per_device_bytes" in entry else entry["skipped"]
+    print(f"  tried data={entry['data']} x model={entry['model']}: {what}", file=sys.stderr)
 
 
 def _gb(x: float) -> str:
