@@ -19,7 +19,7 @@ pytest.importorskip("jax")
 
 from lshsim.cli import main
 from lshsim.cli.plan import parse_mesh
-from lshsim.t5.plan import candidate_meshes
+from lshsim.t5.plan import candidate_meshes, host_device_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,8 +47,7 @@ _SCRIPT = textwrap.dedent(
 @pytest.fixture(scope="module")
 def plans():
     """The subprocess's plans: model = 1, 2; data = 2; a search on a toy device."""
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4")
-    env.update(JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, **host_device_flags(4), PYTHONPATH=str(ROOT))
     proc = subprocess.run(
         [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, env=env, timeout=600
     )
