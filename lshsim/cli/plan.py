@@ -137,7 +137,7 @@ def _argv(args: argparse.Namespace) -> list[str]:
         if not action.option_strings or value is None or value == action.default:
             continue
         flag = action.option_strings[-1]
-        out += [flag] if isinstance(action, argparse._StoreTrueAction) else [flag, str(value)]
+        out += [flag] if action.nargs == 0 else [flag, str(value)]
     return out
 
 
