@@ -156,8 +156,9 @@ def render(results: dict, meta: dict) -> str:
         "shard alone exceeds X GB, so it was not compiled. FLOPs from XLA's cost analysis, "
         "per device and for the whole step.",
         "",
-        f"{meta['done']} of {len(ROWS)} rows computed; compiling took {meta['seconds']:.0f} s "
-        f"on {meta['machine']}.",
+        f"{meta['done']} of {len(ROWS)} rows computed; their searches took {meta['seconds']:.0f} "
+        f"s of wall time in all (summed over rows) on {meta['machine']}, busy with other "
+        "work (each row's seconds and tried meshes are in `figures/plan.json`).",
         "",
         "| model | variant | paper tables | params | devices | mesh (data x model) | "
         "GB per device | replicated GB | FLOPs/step per device | FLOPs/step total | "
