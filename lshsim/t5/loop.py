@@ -219,55 +219,28 @@ def _held_out_check(eval_fn, batches, evals=None) -> Callable[[dict], str | None
     return accept
 
 
-def _in_mesh(fn: Callable, mesh) -> Callable:
-    """``fn`` called (so traced) under ``mesh``: the bucket-sharded lookups read the context."""
-    from lshsim.t5 import sharding
-
-    def call(*args):
-        with sharding.mesh_context(mesh):
-            return fn(*args)
-
-    return call
-
-
-def _eval_fn(config: T5Config, tok, mesh, params_shardings) -> Callable:
-    """The jit-compiled eval step with the parameters placed as ``params_shardings``."""
-    import jax
-
-    from lshsim.t5 import sharding
-    from lshsim.t5.steps import make_eval_step
-
-    fn = jax.jit(
-        make_eval_step(config, _special_ids(tok)),
-        in_shardings=(params_shardings, sharding.batch_sharded(mesh)),
-    )
-    return _in_mesh(fn, mesh)
-
-
 def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host, resume):
     """Restore or initialise the state, place it on the mesh, compile the train and eval steps.
 
     Parameters and optimiser state are placed by :func:`lshsim.t5.sharding.state_shardings`
     (split over ``model``, replicated over ``data``); batches are split over ``data``.
     """
-    import jax
-
     from lshsim.t5 import sharding
     from lshsim.t5.steps import make_train_step
 
     placement = sharding.train_state_shardings(config, optimizer, mesh)
     shardings = placement[1]
-    eval_fn = _eval_fn(config, tok, mesh, shardings["params"])
+    eval_fn = sharding.eval_step_on(mesh, config, _special_ids(tok), shardings["params"])
     eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
     accept = _held_out_check(eval_fn, eval_batches)
     state, start = _initial_state(config, opts, optimizer, mngr, out, resume, accept, placement)
-    step_fn = jax.jit(
+    step_fn = sharding.jit_on(
+        mesh,
         make_train_step(config, optimizer, opts.seed, opts.accumulate),
         in_shardings=(shardings, sharding.batch_sharded(mesh)),
         out_shardings=(shardings, sharding.replicated(mesh)),
         donate_argnums=0,
     )
-    step_fn = _in_mesh(step_fn, mesh)
     return _Session(
         config, opts, out, mesh, mngr, train_ds, step_fn, eval_fn, eval_batches, state, start
     )
@@ -630,7 +603,7 @@ def evaluate_run(
         check_train_fits(config, batch, opts.input_length, training=False)
         tok, ds = _held_out(config, opts, out)
         batches = ds.eval_batches(batch, -(-examples // batch))
-        eval_fn = _eval_fn(config, tok, the_mesh, shardings["params"])
+        eval_fn = sharding.eval_step_on(the_mesh, config, _special_ids(tok), shardings["params"])
         evals: list[dict] = []
         accept = _held_out_check(eval_fn, batches, evals=evals)
         if step is None:

@@ -141,6 +141,41 @@ def mesh_context(mesh: Mesh):
     return jax.set_mesh(mesh)
 
 
+class MeshJit:
+    """A ``jax.jit``-ed function that is traced, lowered and called under its mesh.
+
+    The model's bucket-sharded lookups read the mesh from the context
+    (:mod:`lshsim.t5.sharded_lookup`), so a sharded step must be traced inside it.
+    """
+
+    def __init__(self, mesh: Mesh, jitted):
+        """Bind ``jitted`` (a ``jax.jit`` result) to ``mesh``."""
+        self.mesh, self.jitted = mesh, jitted
+
+    def __call__(self, *args):
+        """Call under the mesh."""
+        with mesh_context(self.mesh):
+            return self.jitted(*args)
+
+    def lower(self, *args):
+        """``jitted.lower(*args)`` under the mesh (then ``.compile()``)."""
+        with mesh_context(self.mesh):
+            return self.jitted.lower(*args)
+
+
+def jit_on(mesh: Mesh, fn, **jit_kwargs) -> MeshJit:
+    """``jax.jit(fn, **jit_kwargs)`` traced and called under ``mesh`` (see :class:`MeshJit`)."""
+    return MeshJit(mesh, jax.jit(fn, **jit_kwargs))
+
+
+def eval_step_on(mesh: Mesh, config, special_ids, params_shardings) -> MeshJit:
+    """The eval step (:func:`lshsim.t5.steps.make_eval_step`) with placed parameters."""
+    from lshsim.t5.steps import make_eval_step
+
+    step = make_eval_step(config, special_ids)
+    return jit_on(mesh, step, in_shardings=(params_shardings, batch_sharded(mesh)))
+
+
 def replicated(mesh: Mesh) -> NamedSharding:
     """Sharding that keeps a full copy on every device."""
     return NamedSharding(mesh, PartitionSpec())
