@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         compare,
         families,
         model,
+        plan,
         probe,
         reproduce,
         simulate,
@@ -80,5 +81,6 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_parsers(sub)  # params, cost
     train.add_parsers(sub)  # train, eval
     probe.add_parser(sub)
+    plan.add_parser(sub)
     sweep.add_parser(sub)
     return parser

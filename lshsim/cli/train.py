@@ -82,6 +82,13 @@ def _add_train_parser(sub) -> None:
         "(default: the embedded corpus)",
     )
     tr.add_argument("--batch", type=int, metavar="B", help="examples per step (config default)")
+    tr.add_argument(
+        "--accumulate",
+        type=int,
+        metavar="k",
+        help="split each batch into k micro-batches, one optimiser update (k divides --batch; "
+        "same update, k times less activation memory; default 1)",
+    )
     tr.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (config default)")
     tr.add_argument(
         "--target-length", type=int, metavar="T", help="decoder tokens (default: as needed)"
@@ -170,6 +177,7 @@ def run_train(args: argparse.Namespace) -> int:
         eval_every=args.eval_every,
         checkpoint_every=args.checkpoint_every,
         keep_checkpoints=args.keep_checkpoints,
+        accumulate=args.accumulate,
         devices=args.devices,
         mesh=args.mesh,
         progress=not args.json and primary,

@@ -129,7 +129,7 @@ def _run_options(config: T5Config, out: Path, resume: bool, given: dict) -> Trai
         )
     new = TrainOptions.from_config(config, **given).to_dict()
     for k, v in given.items():
-        if k == "keep_checkpoints":  # retention may change on resume
+        if k in ("keep_checkpoints", "accumulate"):  # may change on resume (same update)
             continue
         if v is not None and new[k] != recorded.get(k):
             name = "batch" if k == "batch_size" else k
@@ -137,9 +137,8 @@ def _run_options(config: T5Config, out: Path, resume: bool, given: dict) -> Trai
                 f"{name}: the run in {out} used {recorded.get(k)!r}; resume with the same value"
             )
     opts = TrainOptions.from_dict(recorded)
-    if given.get("keep_checkpoints") is not None:
-        opts = dataclasses.replace(opts, keep_checkpoints=new["keep_checkpoints"])
-    return opts
+    changed = {k: new[k] for k in ("keep_checkpoints", "accumulate") if given.get(k) is not None}
+    return dataclasses.replace(opts, **changed)
 
 
 @dataclasses.dataclass
@@ -237,7 +236,7 @@ def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host,
     state, start = _initial_state(config, opts, optimizer, mngr, out, resume, accept, placement)
     step_fn = sharding.jit_on(
         mesh,
-        make_train_step(config, optimizer, opts.seed),
+        make_train_step(config, optimizer, opts.seed, opts.accumulate),
         in_shardings=(shardings, sharding.batch_sharded(mesh)),
         out_shardings=(shardings, sharding.replicated(mesh)),
         donate_argnums=0,
@@ -364,6 +363,7 @@ def train(
     warmup_steps: int | None = None,
     tokenizer: str | None = None,
     keep_checkpoints: int | None = None,
+    accumulate: int | None = None,
     eval_every: int | None = None,
     checkpoint_every: int | None = None,
     log_every: int = 1,
@@ -391,6 +391,7 @@ def train(
         tokenizer: a SentencePiece ``.model`` to use instead of training one.
         keep_checkpoints: the newest checkpoints kept (default 3, at least 2): ``resume``
             falls back to the newest good one when the latest is damaged.
+        accumulate: micro-batches per update (divides the batch; may change on resume).
         eval_every: evaluate the held-out batches every this many steps (default: 4 times).
         checkpoint_every: checkpoint every this many steps (default: 4 times, and at the end).
         log_every: write train metrics every this many steps.
@@ -431,13 +432,14 @@ def train(
         "warmup_steps": warmup_steps,
         "tokenizer": tokenizer,
         "keep_checkpoints": keep_checkpoints,
+        "accumulate": accumulate,
     }
     if options is not None:
         if any(v is not None for v in given.values()):
             raise ValueError("options: pass either options or the option keywords, not both")
         given = {k: v for k, v in options.to_dict().items() if v is not None}
     opts = _run_options(config, out, resume, given)
-    check_train_fits(config, opts.batch_size, opts.input_length)  # before any data or model
+    check_train_fits(config, opts.batch_size // opts.accumulate, opts.input_length)
     from lshsim.t5 import sharding
 
     the_mesh = sharding.mesh_from_options(mesh, devices)

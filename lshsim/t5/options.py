@@ -42,6 +42,8 @@ class TrainOptions:
         tokenizer: absolute path of a SentencePiece ``.model``, or ``None`` (train one).
         keep_checkpoints: the newest checkpoints kept (>= 2, so that a damaged or diverged
             latest checkpoint leaves a good one to fall back to).
+        accumulate: micro-batches per optimiser update (divides ``batch_size``); the update is
+            the whole batch's (see :func:`lshsim.t5.steps.make_grad_fn`).
     """
 
     batch_size: int
@@ -57,6 +59,7 @@ class TrainOptions:
     learning_rate: float = 1.0
     tokenizer: str | None = None
     keep_checkpoints: int = 3
+    accumulate: int = 1
 
     @classmethod
     def from_config(cls, config: T5Config, **given: Any) -> TrainOptions:
@@ -82,6 +85,11 @@ class TrainOptions:
         kw["eval_batches"] = check_int("eval_batches", kw.get("eval_batches", EVAL_BATCHES), 1)
         kw["warmup_steps"] = check_int("warmup_steps", kw["warmup_steps"], 1)
         kw["keep_checkpoints"] = check_int("keep_checkpoints", kw.get("keep_checkpoints", 3), 2)
+        kw["accumulate"] = check_int("accumulate", kw.get("accumulate", 1), 1)
+        if kw["batch_size"] % kw["accumulate"]:
+            raise ValueError(
+                f"accumulate must divide the batch ({kw['batch_size']}), got {kw['accumulate']}"
+            )
         kw["learning_rate"] = check_float(
             "learning_rate", kw.get("learning_rate", 1.0), 0.0, math.inf, lo_open=True, hi_open=True
         )

@@ -50,7 +50,11 @@ def count_params(config: T5Config | str) -> dict[str, int]:
     from lshsim.t5.budget import check_params_fit
 
     check_params_fit(config)
-    tree = abstract_params(config)
+    return count_tree(abstract_params(config))
+
+
+def count_tree(tree) -> dict[str, int]:
+    """:func:`count_params` of a parameter tree (arrays or ``jax.ShapeDtypeStruct``)."""
     counts = {"embedding": 0, "non_embedding": 0, "expert": 0}
     for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
         keys = tuple(getattr(k, "key", str(k)) for k in path)

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from lshsim._validate import check_int
 from lshsim.t5.configs import T5Config
 from lshsim.t5.model import T5, init_params
 
@@ -163,19 +164,107 @@ def make_objective(config: T5Config) -> Callable:
     The loss is the per-token mean of cross-entropy plus z-loss, plus the router losses when
     configured; ``key`` feeds dropout and router jitter.
     """
-    model = T5(config)
-    deterministic = is_deterministic(config)
+    scaled = _scaled_objective(config)
 
     def objective(params, batch, key):
-        sums = _forward_sums(model, params, batch, key, deterministic)
-        denom = jnp.maximum(sums["weight"], 1.0)
-        return (sums["loss"] + sums["z_loss"]) / denom + sums["aux"], sums
+        denom = jnp.maximum(jnp.sum(batch["decoder_loss_weights"].astype(jnp.float32)), 1.0)
+        return scaled(params, batch, key, denom, 1.0)
 
     return objective
 
 
+def _scaled_objective(config: T5Config) -> Callable:
+    """``(params, batch, key, denom, aux_scale) -> (loss, sums)``.
+
+    ``loss = (ce + z) / denom + aux_scale * aux`` with ``ce`` and ``z`` the sums over the
+    batch's target tokens: with ``denom`` the whole batch's token count, the micro-batches'
+    losses (and so their gradients) add up to the whole batch's.
+    """
+    model = T5(config)
+    deterministic = is_deterministic(config)
+
+    def objective(params, batch, key, denom, aux_scale):
+        sums = _forward_sums(model, params, batch, key, deterministic)
+        return (sums["loss"] + sums["z_loss"]) / denom + aux_scale * sums["aux"], sums
+
+    return objective
+
+
+def split_micro(batch: dict, accumulate: int) -> dict:
+    """``[B, ...]`` leaves as ``[k, B/k, ...]``: micro-batch ``j`` holds examples ``j, j+k, ...``.
+
+    The strided split keeps every micro-batch spread over all the ``data`` devices: a batch
+    split in contiguous blocks over ``D`` devices is reshaped to ``[B/k, k, ...]`` locally
+    (when ``B/k`` is a multiple of ``D``) and only the unsplit axis moves to the front.
+
+    Raises:
+        ValueError: ``accumulate`` does not divide the batch.
+    """
+    size = jax.tree_util.tree_leaves(batch)[0].shape[0]
+    if size % accumulate:
+        raise ValueError(f"accumulate must divide the batch ({size}), got {accumulate}")
+
+    def split(x):
+        return jnp.swapaxes(x.reshape(size // accumulate, accumulate, *x.shape[1:]), 0, 1)
+
+    return jax.tree_util.tree_map(split, batch)
+
+
+def make_grad_fn(config: T5Config, accumulate: int = 1) -> Callable:
+    """``(params, batch, key) -> (grads, sums)``: the step's gradient, in ``accumulate`` parts.
+
+    With ``accumulate = k > 1`` the batch is cut into ``k`` micro-batches
+    (:func:`split_micro`) that a ``jax.lax.scan`` runs one after another, adding their
+    gradients and cross-entropy sums: every micro-batch's loss is divided by the *whole*
+    batch's target-token count, so the sum is the full batch's loss and gradient (to float
+    rounding; only ``k``'s activations are live at once). The router losses, which are means
+    over the tokens they see, are averaged over the micro-batches (``sums["aux"]``); they are
+    then each micro-batch's (a load-balance loss over B/k examples, not B).
+
+    Randomness: micro-batch ``j`` draws dropout and router jitter from ``fold_in(key, j)``,
+    and ``k = 1`` from ``key`` itself, so a run is reproducible for a given ``k``, but the
+    masks (not the expected update) depend on ``k``.
+
+    Raises:
+        ValueError: ``accumulate`` is not an integer >= 1.
+    """
+    accumulate = check_int("accumulate", accumulate, 1)
+    if accumulate == 1:
+        return jax.grad(make_objective(config), has_aux=True)
+    grad = jax.grad(_scaled_objective(config), has_aux=True)
+
+    def grad_fn(params, batch, key):
+        denom = jnp.maximum(jnp.sum(batch["decoder_loss_weights"].astype(jnp.float32)), 1.0)
+        micro = split_micro(batch, accumulate)
+
+        def body(carry, xs):
+            j, mb = xs
+            g, s = grad(params, mb, jax.random.fold_in(key, j), denom, 1.0 / accumulate)
+            acc_g, acc_s = carry
+            return (_tree_add(acc_g, g), _tree_add(acc_s, s)), None
+
+        zero_g = jax.tree_util.tree_map(jnp.zeros_like, params)
+        first = jax.tree_util.tree_map(lambda x: x[0], micro)
+        zero_s = jax.tree_util.tree_map(
+            lambda x: jnp.zeros(x.shape, x.dtype),
+            jax.eval_shape(lambda: grad(params, first, key, denom, 1.0)[1]),
+        )
+        xs = (jnp.arange(accumulate), micro)
+        (grads, sums), _ = jax.lax.scan(body, (zero_g, zero_s), xs)
+        return grads, {**sums, "aux": sums["aux"] / accumulate}
+
+    return grad_fn
+
+
+def _tree_add(a, b):
+    return jax.tree_util.tree_map(jnp.add, a, b)
+
+
 def make_train_step(
-    config: T5Config, optimizer: optax.GradientTransformation, seed: int = 0
+    config: T5Config,
+    optimizer: optax.GradientTransformation,
+    seed: int = 0,
+    accumulate: int = 1,
 ) -> Callable[[dict, dict], tuple[dict, dict]]:
     """A pure ``(state, batch) -> (state, metrics)`` function, to be ``jax.jit``-ed.
 
@@ -184,13 +273,18 @@ def make_train_step(
     0 without them), ``finite`` (whether loss and gradients are finite) and ``params_finite``
     (whether the updated parameters are: a finite loss can still take a step to infinite or NaN
     parameters; one fused reduction on the device, read only when the metrics are). Router
-    jitter and dropout draw from ``fold_in(key(seed), step)``.
+    jitter and dropout draw from ``fold_in(key(seed), step)``. ``accumulate``: the gradient
+    of the batch in that many micro-batches, one optimiser update (see :func:`make_grad_fn`).
+
+    Raises:
+        ValueError: ``accumulate`` is not an integer >= 1 (one that does not divide the batch
+            raises when the step is traced).
     """
-    objective = make_objective(config)
+    grad_fn = make_grad_fn(config, accumulate)
 
     def step_fn(state, batch):
         key = jax.random.fold_in(jax.random.key(seed), state["step"])
-        grads, sums = jax.grad(objective, has_aux=True)(state["params"], batch, key)
+        grads, sums = grad_fn(state["params"], batch, key)
         updates, opt_state = optimizer.update(grads, state["opt_state"], state["params"])
         params = optax.apply_updates(state["params"], updates)
         denom = jnp.maximum(sums["weight"], 1.0)
