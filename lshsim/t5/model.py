@@ -481,4 +481,4 @@ class T5(nn.Module):
 def init_params(config: T5Config, rng: jax.Array) -> dict:
     """Initialised parameters (a plain nested dict under no ``params`` key)."""
     tokens = jnp.ones((1, 8), jnp.int32)
-    return T5(config).init(rng, tokens, tokens)["params"]
+    return nn.meta.unbox(T5(config).init(rng, tokens, tokens)["params"])
