@@ -54,10 +54,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lshsim.t5.configs import T5Config
-from lshsim.t5.lookups_sizes import head_primes, ngram_multipliers
-
-#: The lookups this module implements.
-BEYOND_LOOKUPS = ("productkey", "ngram")
+from lshsim.t5.lookups_sizes import BEYOND_LOOKUPS, head_primes, ngram_multipliers  # noqa: F401
 
 
 def _lecun(in_axis: int, out_axis: int, batch_axis=()):

@@ -14,6 +14,9 @@ import numpy as np
 
 from lshsim.t5.configs import T5Config
 
+#: The lookups of :mod:`lshsim.t5.lookups_beyond`.
+BEYOND_LOOKUPS = ("productkey", "ngram")
+
 
 def _is_prime(p: int) -> bool:
     if p < 2:
