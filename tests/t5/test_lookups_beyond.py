@@ -237,3 +237,17 @@ def test_bad_lookup_fields_are_one_line_errors(changes, message):
     with pytest.raises(ValueError, match=message) as err:
         MICRO.replace(**changes)
     assert "\n" not in str(err.value)
+
+
+def test_productkey_flops_in_cost_are_its_query_and_sub_key_products():
+    """XLA's forward FLOPs per token (lshsim cost) grow by the query projection (2 d h d)
+    and the sub-key scores (2 h s d), plus at most 25% for norms, top-k, softmax and the
+    weighted rows (MICRO: one layer per stack, so one expert per token)."""
+    from lshsim.t5.cost import flops_per_token
+
+    base = MICRO.replace(input_length=32)
+    cfg = base.replace(lookup="productkey", buckets=256, topk=2, lookup_heads=2)
+    extra = flops_per_token(cfg)["flops_per_token"] - flops_per_token(base)["flops_per_token"]
+    d, h, s = cfg.d_model, cfg.lookup_heads, 16
+    matmuls = h * (2 * d * d + 2 * s * d)
+    assert matmuls <= extra <= 1.25 * matmuls
