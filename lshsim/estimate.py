@@ -25,7 +25,10 @@ What one trial is:
     * vector families and minhash: one pair; success = the two sentences (vectors, token sets)
       get the same bucket;
     * tokenid: every aligned position of one pair is a trial (``samples`` pairs give
-      ``samples * l`` trials); success = the two tokens at that position share a bucket.
+      ``samples * l`` trials); success = the two tokens at that position share a bucket;
+    * ngram: every full window (position ``t >= N - 1``) of one pair is a trial, under one
+      fresh function per pair (``samples * (l - N + 1)`` trials); success = the two aligned
+      windows share a bucket in every head.
 """
 
 from __future__ import annotations
@@ -279,6 +282,12 @@ def _check_inputs(cls, family, n, params, overlap, cosine, dim, length, vocab, s
         overlap = check_float("overlap (f)", overlap, 0.0, 1.0)
         dim = check_int("dim (d)", dim, 2 if vectors else 1, 2**31)
         check_sentence_model(overlap, length, vocab, dim if vectors else 2)
+        if cls.input_kind == "sequences":  # hashed n-grams: 32-bit ids, a full window
+            check_int("vocab (V)", vocab, 1, 2**32)
+            if params["ngram"] > length:
+                raise ValueError(
+                    f"ngram (N) must be an integer in [1, l = {length}], got {params['ngram']}"
+                )
     if mode == "reduced":
         if not vectors:
             raise ValueError(f"mode='reduced' is not available for family '{family}'")
@@ -404,6 +413,9 @@ def _run_chunk(cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, pa
     seeds = rng.integers(0, 2**63, size=count)
     width = dim if vectors else 1
     hits = 0
+    if cls.input_kind == "sequences":  # n-grams: every full window, K of H heads collide
+        law = cls.pair_collisions(n, a, b, rng, **params)
+        return int(law[-1]), int(law.sum())
     if cls.input_kind == "tokens":  # Token-ID: every aligned position is a trial
         for t in range(count):
             h = cls(n, width, int(seeds[t]), **params)

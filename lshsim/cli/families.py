@@ -15,6 +15,7 @@ FAMILY_HELP = {
     "crosspolytope": "closest ±e_j after A x, n = 2m (gaussian-projection, orthogonal, hadamard)",
     "minhash": "min-hash of the token set, exact mod 2^61-1; k concatenated min-hashes",
     "tokenid": "token id mod n (per-token routing; one trial per aligned position)",
+    "ngram": "hashed N-gram ending at each position, H heads (Engram); one trial per window",
 }
 
 

@@ -33,6 +33,7 @@ examples:
   lshsim simulate --family crosspolytope --rotation hadamard --buckets 256 --cosine 0.8
   lshsim simulate --family crosspolytope --rotation orthogonal --buckets 64 --cosine 0.5 --dim 64
   lshsim simulate --family minhash --buckets 1048576 --overlap 0.3 --k 2
+  lshsim simulate --family ngram --ngram 2 --heads 4 --buckets 7 --overlap 0.5 --length 16
 """
 )
 
@@ -56,6 +57,13 @@ examples:
   lshsim theory --family voronoi --buckets 1048576 --cosine 0.5
   lshsim theory --family crosspolytope --buckets 64 --cosine 0.8 --far 0.2 --tables 20 --concat 3
   lshsim theory --family simhash --buckets 1024 --overlap 0.5 --dim 64 --length 32 --json
+  lshsim theory --family ngram --ngram 3 --buckets 160651 --overlap 0.8 --heads 8 --json
+
+hashed n-grams (--family ngram, --overlap f): the rate at an aligned full window (t >= N-1)
+  q = s(s-1)...(s-N+1) / (l(l-1)...(l-N+1)), s = round(f l): all N positions shared
+  probability = q + (1 - q) prod_h 1/m_h (one head: q + (1-q)/n); heads_law: P(K = k) heads
+  agree = q 1{k=H} + (1-q) PoissonBinomial(1/m_h); f_power = (s/l)^N, limit_bounds on
+  (s/l)^N - q (see lshsim.theory.ngram, proofs/ngram.md)
 """
 
 
@@ -134,6 +142,19 @@ def _add_family_param_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--width", type=float, metavar="W", help="pstable cell width w in [1e-9, 1e9] (default 4.0)"
     )
+    p.add_argument(
+        "--ngram",
+        type=int,
+        metavar="N",
+        help="ngram: the order N in [1, l] (default 2): position t hashes tokens t-N+1..t",
+    )
+    p.add_argument(
+        "--heads",
+        type=int,
+        metavar="H",
+        help="ngram: H in [1, 64] independent hash heads (default 1: modulus n; H >= 2: the "
+        "H smallest primes >= n, Engram's); the rate is that of a collision in every head",
+    )
 
 
 def add_parsers(sub) -> None:
@@ -189,7 +210,7 @@ def _add_theory_parser(sub) -> None:
         "theory",
         help="exact collision probability, rho = -log P / log n, rho_lsh, amplification",
         description="Exact collision probability of a family at n buckets: closed forms "
-        "(simhash, pstable, minhash, tokenid) or 2-D quadrature (voronoi, gaussian "
+        "(simhash, pstable, minhash, tokenid, ngram) or 2-D quadrature (voronoi, gaussian "
         "crosspolytope; relative error <= 1e-9). With --overlap, the exact P(a) is averaged "
         "over the sentence model's cosine law (the target of `lshsim simulate --overlap`).",
         epilog=_THEORY_EPILOG,
@@ -225,6 +246,7 @@ def _family_params(args) -> dict:
     """The family keywords given by ``--rotation``, ``--k`` and ``--width``, checked."""
     params = {}
     allowed = {"rotation": ("crosspolytope",), "k": ("pstable", "minhash"), "width": ("pstable",)}
+    allowed |= {"ngram": ("ngram",), "heads": ("ngram",)}
     for flag, fams in allowed.items():
         value = getattr(args, flag)
         if value is None:
@@ -294,7 +316,7 @@ def _estimate_rows(est) -> list[tuple[str, object]]:
     else:
         rows += [("cosine a", est.cosine)]
     if est.samples != est.pairs:
-        counted = f" ({est.pairs} pairs x {est.length} positions)"
+        counted = f" ({est.pairs} pairs x {est.samples // est.pairs} positions)"
     else:
         counted = " pairs"
     rows += [
@@ -376,6 +398,12 @@ def run_theory(args: argparse.Namespace) -> int:
             **params,
         )
         out = res.to_dict()
+        if args.family == "ngram":  # the exact law: q, the heads' law, the f^N limit
+            p = FAMILIES["ngram"].check_params(res.n, **params)
+            summary = theory.ngram_summary(
+                p["ngram"], res.n, res.overlap, res.length, heads=p["heads"]
+            )
+            out.update(summary)
     if args.json:
         print(json.dumps(out))
         return 0

@@ -13,12 +13,13 @@ from __future__ import annotations
 from lshsim.hashing.base import HashFamily
 from lshsim.hashing.hyperplane import PStable, SimHash
 from lshsim.hashing.minhash import MERSENNE61, MinHash
+from lshsim.hashing.ngram import NGram
 from lshsim.hashing.spherical import CrossPolytope, Voronoi
 from lshsim.hashing.tokenid import TokenID
 
 #: Every family by name: the CLI, tests and experiments enumerate this one dict.
 FAMILIES: dict[str, type[HashFamily]] = {
-    cls.name: cls for cls in (SimHash, PStable, Voronoi, CrossPolytope, MinHash, TokenID)
+    cls.name: cls for cls in (SimHash, PStable, Voronoi, CrossPolytope, MinHash, TokenID, NGram)
 }
 
 #: Families hashing real vectors (the others hash token ids).
@@ -45,6 +46,7 @@ __all__ = [
     "CrossPolytope",
     "HashFamily",
     "MinHash",
+    "NGram",
     "PStable",
     "SimHash",
     "TokenID",

@@ -30,8 +30,9 @@ ROW_TILE = 16384
 class HashFamily:
     """Base class: one hash function drawn from an LSH family.
 
-    Subclasses set ``name``, ``input_kind`` ("vectors", "token_sets" or "tokens") and
-    ``reduced`` (whether :meth:`sample_reduced` is exact for the family), and implement
+    Subclasses set ``name``, ``input_kind`` ("vectors", "token_sets", "tokens" or
+    "sequences"), ``reduced`` (whether :meth:`sample_reduced` is exact for the family), and
+    implement
     :meth:`_draw` and :meth:`_hash`.
 
     Args:

@@ -148,6 +148,46 @@ def tokenid(h, tokens: np.ndarray) -> np.ndarray:
     return np.array(flat, dtype=np.int64).reshape(tokens.shape)
 
 
+def _fmix32(v: int) -> int:
+    """MurmurHash3's finaliser on a Python int, wrapping by hand at every step."""
+    m = 0xFFFFFFFF
+    v ^= v >> 16
+    v = (v * 0x85EBCA6B) & m
+    v ^= v >> 13
+    v = (v * 0xC2B2AE35) & m
+    return v ^ (v >> 16)
+
+
+def ngram(h, tokens: np.ndarray) -> np.ndarray:
+    """Each full window's bucket per head, Python ints: ``fmix32(s ^ XOR_j a_j x_{t-j}) mod m_h``.
+
+    Shape ``[..., l - N + 1]`` (one head) or ``[..., l - N + 1, H]``, as :meth:`NGram.hash`.
+    """
+    tokens = np.asarray(tokens)
+    mult = [[int(a) for a in row] for row in h.multipliers]
+    salts = [int(s) for s in h.salts]
+    moduli = [int(m) for m in h.moduli]
+    order = len(mult[0])
+    lead = tokens.shape[:-1] if tokens.ndim else ()
+    rows = tokens.reshape(math.prod(lead), tokens.shape[-1] if tokens.ndim else 1)
+    out = []
+    for row in rows:
+        ids = [int(t) for t in row]
+        windows = []
+        for t in range(order - 1, len(ids)):
+            heads = []
+            for a, s, m in zip(mult, salts, moduli, strict=True):
+                v = s
+                for j in range(order):
+                    v ^= (a[j] * ids[t - j]) % 2**32
+                heads.append(_fmix32(v) % m)
+            windows.append(heads)
+        out.append(windows)
+    windows = max(rows.shape[1] - order + 1, 0)
+    arr = np.array(out, dtype=np.int64).reshape(*lead, windows, len(moduli))
+    return arr if len(moduli) > 1 else arr[..., 0]
+
+
 #: Reference of each family, by the family's registry name.
 REFERENCES = {
     "simhash": simhash,
@@ -156,6 +196,7 @@ REFERENCES = {
     "crosspolytope": crosspolytope,
     "minhash": minhash,
     "tokenid": tokenid,
+    "ngram": ngram,
 }
 
 

@@ -55,7 +55,11 @@ __all__ = [
 ]
 
 #: the modules whose ``CLAIMS`` make up the registry, in order
-PARTS: tuple[str, ...] = ("lshsim.theorems.theorem1", "lshsim.theorems.claims_lsh")
+PARTS: tuple[str, ...] = (
+    "lshsim.theorems.theorem1",
+    "lshsim.theorems.claims_lsh",
+    "lshsim.theorems.claims_ngram",
+)
 
 
 def _collect(parts: tuple[str, ...]) -> dict[str, Claim]:

@@ -40,6 +40,7 @@ __all__ = [
     "families",
     "family_configs",
     "family_params",
+    "ngram_models",
     "overlaps",
     "sentence_models",
     "unit_vector_pairs",
@@ -59,6 +60,9 @@ FAMILY_KINDS: dict[str | None, tuple[str, ...]] = {
 }
 #: Largest exponent :func:`bucket_counts` accepts: ``n <= 2^62`` (int64 bucket ids).
 MAX_LOG2 = MAX_BUCKETS.bit_length() - 1
+#: Largest ``n`` of family ngram: ``2^31`` (its hash values are 32-bit words).
+NGRAM_MAX_LOG2 = 31
+_HEADS = st.integers(1, 8)
 
 
 def families(kind: str | None = None) -> st.SearchStrategy[str]:
@@ -92,7 +96,8 @@ def bucket_counts(family: str, *, max_log2: int = 24, min_log2: int = 1) -> st.S
 
     * simhash and pstable (default ``k = log2 n``): powers of two;
     * crosspolytope (``n = 2d``): even numbers;
-    * voronoi, minhash, tokenid: any integer.
+    * voronoi, minhash, tokenid: any integer;
+    * ngram: any integer up to ``2^31`` (whatever ``max_log2``: 32-bit hash values).
 
     Args:
         family: a name in :data:`lshsim.hashing.FAMILIES`.
@@ -117,6 +122,10 @@ def bucket_counts(family: str, *, max_log2: int = 24, min_log2: int = 1) -> st.S
         return st.integers(min_log2, max_log2).map(lambda e: 2**e)
     if family == "crosspolytope":  # n = 2d
         return _by_magnitude(2 ** (min_log2 - 1), 2 ** (max_log2 - 1)).map(lambda d: 2 * d)
+    if family == "ngram":  # 32-bit hash values: tables of at most 2^31 rows
+        if min_log2 > NGRAM_MAX_LOG2:
+            raise ValueError(f"min_log2 must be <= {NGRAM_MAX_LOG2} for ngram, got {min_log2}")
+        return _by_magnitude(2**min_log2, 2 ** min(max_log2, NGRAM_MAX_LOG2))
     return _by_magnitude(2**min_log2, 2**max_log2)
 
 
@@ -130,6 +139,8 @@ def family_params(family: str, *, exact: bool = False) -> st.SearchStrategy[dict
       ``"orthogonal"`` is never drawn, it needs ``n <= 2d``; the deprecated alias
       ``"gaussian"`` neither, as ``check_params`` returns its canonical name);
     * minhash: ``k`` (min-hashes per bucket) in ``[1, 8]``;
+    * ngram: ``ngram`` (order ``N``) in ``[1, 4]`` and ``heads`` in ``[1, 8]``, each optional
+      (a sentence length ``l >= 4`` accepts every draw);
     * simhash, voronoi, tokenid: no parameters (``{}``).
 
     Args:
@@ -154,6 +165,8 @@ def family_params(family: str, *, exact: bool = False) -> st.SearchStrategy[dict
         return st.one_of(st.just({}), st.sampled_from(rotations).map(lambda r: {"rotation": r}))
     if family == "minhash":
         return st.one_of(st.just({}), st.integers(1, 8).map(lambda k: {"k": k}))
+    if family == "ngram":
+        return st.fixed_dictionaries({}, optional={"ngram": st.integers(1, 4), "heads": _HEADS})
     return st.just({})
 
 
@@ -352,3 +365,56 @@ def unit_vector_pairs(
         return x, y / np.linalg.norm(y)
 
     return draw_pair()
+
+
+def ngram_models(
+    *, max_length: int = 64, max_order: int = 6, max_heads: int = 8, max_log2: int = 20
+) -> st.SearchStrategy[dict]:
+    """Hashed n-gram models on the sentence model.
+
+    Dicts with keys ``ngram``, ``m``, ``shared``, ``overlap``, ``length``, ``heads``.
+
+    ``overlap`` is the exact ratio ``shared / length`` (so ``round(f l) = shared``) and
+    ``ngram <= length``: every dict is accepted by :func:`lshsim.theory.ngram_probability`
+    (with ``m``, ``overlap``, ``length``, ``heads``) and by
+    :func:`lshsim.theory.ngram_shared_probability` (with ``ngram``, ``shared``, ``length``).
+
+    Args:
+        max_length: largest ``length`` (>= 1).
+        max_order: largest ``ngram`` (>= 1; capped at ``length``).
+        max_heads: largest ``heads`` (in ``[1, 64]``).
+        max_log2: largest ``m`` is ``2^max_log2`` (in ``[1, 31]``).
+
+    Returns:
+        A strategy of dicts, shrinking towards short sentences, bigrams... unigrams, one head.
+
+    Raises:
+        ValueError: a bound out of range.
+    """
+    for name, value, lo, hi in (
+        ("max_length", max_length, 1, 2**31),
+        ("max_order", max_order, 1, 64),
+        ("max_heads", max_heads, 1, 64),
+        ("max_log2", max_log2, 1, NGRAM_MAX_LOG2),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+
+    @st.composite
+    def draw_model(draw) -> dict:
+        length = draw(_by_magnitude(1, max_length))
+        ngram = draw(st.integers(1, min(max_order, length)))
+        shared = draw(st.one_of(st.integers(0, length), st.sampled_from([length, length - 1])))
+        m = draw(bucket_counts("ngram", max_log2=max_log2))
+        heads = draw(st.integers(1, max_heads))
+        overlap = shared / length
+        return {
+            "ngram": ngram,
+            "m": m,
+            "shared": shared,
+            "overlap": overlap,
+            "length": length,
+            "heads": heads,
+        }
+
+    return draw_model()

@@ -17,6 +17,8 @@ per idea:
 * :mod:`~lshsim.theory.amplification`: ``k`` concatenated hashes and ``L`` tables,
   ``1 - (1 - p^k)^L``, the query cost in inner products per family, and the best family at
   equal query cost;
+* :mod:`~lshsim.theory.ngram`: hashed n-grams on the sentence model (:func:`ngram_probability`,
+  the heads' law :func:`ngram_heads_law`, the ``f^N`` limit);
 * :mod:`~lshsim.theory.sentence`: :func:`collision_probability` for the sentence model at
   overlap ``f``.
 
@@ -57,6 +59,14 @@ from lshsim.theory.families import (
     simhash_probability,
     voronoi_probability,
 )
+from lshsim.theory.ngram import (
+    ngram_anywhere_probability,
+    ngram_heads_law,
+    ngram_limit_bounds,
+    ngram_probability,
+    ngram_shared_probability,
+    ngram_summary,
+)
 from lshsim.theory.rates import asymptotic_probability, limit_rho, rho, rho_lsh
 from lshsim.theory.sentence import SENTENCE_COSINES, SentenceProbability, collision_probability
 from lshsim.theory.spherical import QuadratureError
@@ -80,6 +90,12 @@ __all__ = [
     "log_miss",
     "log_probability",
     "minhash_probability",
+    "ngram_anywhere_probability",
+    "ngram_heads_law",
+    "ngram_limit_bounds",
+    "ngram_probability",
+    "ngram_shared_probability",
+    "ngram_summary",
     "probabilities",
     "probability",
     "pstable_direction_probability",

@@ -2,7 +2,7 @@
 
 :func:`collision_probability` (cached) averages the exact ``P(a)`` of a cosine family over the
 sentence model's law of the cosine (:func:`lshsim.sentences.sentence_cosines`), and is exact
-for minhash and tokenid, whose rate depends on the tokens only.
+for minhash, tokenid and ngram, whose rate depends on the tokens only.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from lshsim.hashing import FAMILIES, get_family
 from lshsim.sentences import check_sentence_model, sentence_cosines
 from lshsim.theory.closed_forms import minhash_probability, tokenid_probability
 from lshsim.theory.families import _cosine_family, _log_p_table
+from lshsim.theory.ngram import ngram_probability
 
 __all__ = ["SENTENCE_COSINES", "SentenceProbability", "collision_probability"]
 
@@ -69,6 +70,10 @@ def _sentence_probability(family, n, overlap, dim, length, vocab, cosines, seed,
         get_family("tokenid").check_params(n, **params)
         p = tokenid_probability(s, length, n=n, vocab=vocab)
         se, count, cos_mean, cos_sd = 0.0, 0, math.nan, math.nan
+    elif family == "ngram":
+        p = get_family("ngram").check_params(n, **params)
+        p = ngram_probability(p["ngram"], n, overlap, length, heads=p["heads"])
+        se, count, cos_mean, cos_sd = 0.0, 0, math.nan, math.nan
     elif family == "minhash":
         p = minhash_probability(
             n, s, length, k=get_family("minhash").check_params(n, **params)["k"]
@@ -111,7 +116,8 @@ def collision_probability(
     arguments give the same number), with the standard error of that average reported.
     Voronoi and cross-polytope evaluate ``log P`` through a 48-node Chebyshev interpolant
     over the sampled range, checked against direct quadrature to 1e-7. For minhash
-    (Jaccard of the token sets) and tokenid (per-position rate) the value is exact.
+    (Jaccard of the token sets), tokenid and ngram (per-position rates) the value is exact
+    (ngram: under the ideal-hash model, :mod:`lshsim.theory.ngram`).
     """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")

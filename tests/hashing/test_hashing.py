@@ -589,6 +589,7 @@ THREAD_SCRIPT = textwrap.dedent(
         "crosspolytope": [(4200, {"rotation": "gaussian"}), (64, {"rotation": "hadamard"})],
         "minhash": [(1000, {"k": 3})],
         "tokenid": [(97, {})],
+        "ngram": [(97, {"ngram": 3, "heads": 2})],
     }
     rng = np.random.default_rng(7)
     x = rng.standard_normal((9000, 24))  # several row tiles for the argmax families
@@ -601,6 +602,7 @@ THREAD_SCRIPT = textwrap.dedent(
             h = make_family(name, n, 24, 3, **params)
             batches = [x, x.astype(np.float32)] if h.input_kind == "vectors" else [tokens, vocab]
             for b in batches:
+                b = np.abs(b) % 2**32 if name == "ngram" else b  # 32-bit ids
                 ids = h.hash(np.abs(b) if name == "tokenid" else b)
                 print(name, n, b.dtype, hashlib.sha256(ids.tobytes()).hexdigest())
     """

@@ -34,6 +34,8 @@ IDS = tuple(f"T1.{p}" for p in ("a1", "a2", "b1", "b2", "c1", "c2", "d1", "d2", 
 IDS += ("T1.e1", "T1.f1", "T1.f2", "T1.g1")
 #: the LSH-view claims of lshsim.theorems.claims_lsh, registered after Theorem 1's
 LSH_IDS = ("T1.h1", "T1.h2")
+#: the hashed n-gram claims of lshsim.theorems.claims_ngram (issue 19)
+NGRAM_IDS = ("B.ng1", "B.ng2", "B.ng3", "B.ng4")
 CHECK_MODULES = ("routing", "rates", "ordering", "sentence")
 
 
@@ -140,7 +142,7 @@ def test_registry_merges_parts(monkeypatch):
 
 
 def test_claim_ids_are_stable_and_unique():
-    assert tuple(claims.CLAIMS) == IDS + LSH_IDS
+    assert tuple(claims.CLAIMS) == IDS + LSH_IDS + NGRAM_IDS
     for cid, claim in claims.CLAIMS.items():
         assert claim.id == cid
         assert claim.statement and claim.part

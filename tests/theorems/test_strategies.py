@@ -14,7 +14,7 @@ from hypothesis.errors import NoSuchExample
 
 from lshsim import theory
 from lshsim.hashing import FAMILIES, VECTOR_FAMILIES, get_family
-from lshsim.sentences import check_sentence_model, sentence_cosines
+from lshsim.sentences import check_sentence_model, sentence_cosines, shared_tokens
 from lshsim.theorems import strategies as lst
 from lshsim.theory import families
 
@@ -239,3 +239,26 @@ def test_module_docstring_example_runs():
     """The usage example in the module docstring runs and passes (doctest)."""
     result = doctest.testmod(lst, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 4 and result.failed == 0
+
+
+@given(lst.ngram_models(max_length=200, max_order=8, max_heads=6, max_log2=31))
+def test_ngram_models_are_accepted(model):
+    """ngram_models draws what the n-gram theory accepts: N <= l, round(f l) = shared."""
+    assert 1 <= model["ngram"] <= model["length"] and 1 <= model["heads"] <= 6
+    assert shared_tokens(model["overlap"], model["length"]) == model["shared"]
+    p = theory.ngram_probability(
+        model["ngram"], model["m"], model["overlap"], model["length"], heads=model["heads"]
+    )
+    assert 0.0 < p <= 1.0
+
+
+def test_ngram_models_bad_arguments():
+    """Out-of-range bounds raise ValueError naming the argument."""
+    for kwargs, name in (
+        ({"max_length": 0}, "max_length"),
+        ({"max_order": 65}, "max_order"),
+        ({"max_heads": 0}, "max_heads"),
+        ({"max_log2": 32}, "max_log2"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            lst.ngram_models(**kwargs)

@@ -143,9 +143,9 @@ _SENTENCE = [(family, n, f) for family in FAMILIES for n, f in ((16, 0.5), (64, 
 def test_sentence_target_matches_monte_carlo(family, n, f):
     """collision_probability (the exact E[P(cos)] of the sentence model, l = 8, d = 16) agrees
     with simulation: |theory - MC| <= 4 sqrt(se_mc^2 + se_theory^2). Reduced mode for the
-    vector families, full mode (real token sets) for minhash and tokenid, and one full-mode
+    vector families, full mode (real token sets) for minhash, tokenid and ngram, one full-mode
     simhash point with real sentence embeddings."""
-    full = family in ("minhash", "tokenid") or f == 0.25
+    full = family in ("minhash", "tokenid", "ngram") or f == 0.25
     th = theory.collision_probability(family, n, overlap=f, length=8, dim=16, cosines=2**14)
     est = estimate_collision(
         family,

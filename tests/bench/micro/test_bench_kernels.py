@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from lshsim.hashing import FAMILIES, MERSENNE61, make_family
+from lshsim.hashing.ngram import ngram_hash
 
 # Relative decision margin (margin / rms score) below which kernel and baseline may disagree.
 REL_TOL = 1e-4
@@ -380,6 +381,27 @@ def tokenid_case() -> Case:
     )
 
 
+# --------------------------------------------------------------------------- ngram
+
+
+def ngram_case() -> Case:
+    m, shape, vocab, order, heads = 160_651, (4096, 64), 32128, 3, 8
+    h = make_family("ngram", m, 1, seed=9, ngram=order, heads=heads)
+    tokens = np.random.default_rng(9).integers(0, vocab, size=shape, dtype=np.int64)
+
+    def baseline():  # the uint32 array code (the JAX model's hash) run by NumPy
+        return ngram_hash(tokens, h.multipliers, h.salts, h.moduli).astype(np.int64)
+
+    return Case(
+        group=f"ngram N={order} H={heads} m~{m} {shape[0]}x{shape[1]} tokens",
+        n=int(h.moduli.max()) + 1,  # head h's ids lie in [0, m_h), m_h the primes >= m
+        kernel=lambda: h.hash(tokens),
+        warmup=lambda: h.hash(tokens[:8]),
+        baselines={"numpy_uint32": baseline},
+        margins={"numpy_uint32": None},
+    )
+
+
 # --------------------------------------------------------------------------- the benchmarks
 
 # case id -> (family name, builder)
@@ -391,6 +413,7 @@ CASES: dict[str, tuple[str, Callable[[], Case]]] = {
     "crosspolytope-hadamard": ("crosspolytope", crosspolytope_hadamard_case),
     "minhash": ("minhash", minhash_case),
     "tokenid": ("tokenid", tokenid_case),
+    "ngram": ("ngram", ngram_case),
 }
 # Baseline names per case (a name missing from its builder fails test_hash with KeyError).
 BASELINES: dict[str, tuple[str, ...]] = {
@@ -401,6 +424,7 @@ BASELINES: dict[str, tuple[str, ...]] = {
     "crosspolytope-hadamard": ("numpy_fwht_f64", "dense_matmul_f32"),
     "minhash": ("numpy_uint64_halves",),
     "tokenid": ("numpy",),
+    "ngram": ("numpy_uint32",),
 }
 
 
