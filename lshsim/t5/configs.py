@@ -230,6 +230,8 @@ def _validate_beyond(cfg: T5Config, n: int) -> None:
     k = check_int("topk", cfg.topk, 1)
     check_int("heads (lookup_heads)", cfg.lookup_heads, 1, 64)
     check_int("ngram", cfg.ngram, 1, 64)
+    if cfg.lookup == "ngram" and not 2 <= n <= 2**31:
+        raise ValueError(f"buckets: ngram needs a table size in [2, 2^31], got {n}")
     if cfg.lookup != "productkey":
         if k != 1:
             raise ValueError(f"topk: only the productkey lookup reads k > 1 slots, got {k}")

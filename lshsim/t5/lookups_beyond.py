@@ -20,17 +20,18 @@ Product keys (``lookup="productkey"``; Lample et al. 2019, PEER)
     ``(argmax_i q1 . K1_i, argmax_j q2 . K2_j)`` and its weight is 1.
 
 Hashed n-grams (``lookup="ngram"``; DeepSeek's Engram)
-    The bucket of position ``t`` in head ``j`` is a multiplicative-XOR hash of the ``N``
-    token ids ending at ``t`` (ids before the start read as 0, the pad id; the decoder's
-    layers see the decoder *input* ids, shifted right, so its n-grams are causal):
-    ``hash_j = XOR_{i<N} (tok_{t-i} * c_{j,i}) mod 2^32`` with odd multipliers ``c`` seeded
-    per layer (``SeedSequence([lookup_seed, stack, layer])``), then ``hash_j mod m_j`` with
-    ``m_j`` the ``j``-th prime ``>= buckets`` (``H`` distinct primes, ``H = lookup_heads``).
-    The arithmetic is 32-bit unsigned, so the jitted step (no x64) and NumPy
-    (:func:`ngram_buckets_numpy`) give the same ids. The ``H`` heads index one table of
-    ``sum_j m_j`` rows (head ``j``'s rows after those of heads ``< j``); the heads' rows (or
-    rank-``r`` experts) are **summed** (Engram concatenates narrower rows and projects
-    them; summing full-width rows keeps the output at width ``d`` without a projection).
+    The bucket of position ``t`` in head ``j`` is :class:`lshsim.hashing.NGram`'s hash of the
+    ``N`` token ids ending at ``t`` (Engram's XOR of token x odd multiplier, a salt, then
+    MurmurHash3's ``fmix32``, modulo ``m_j``: ``m`` for one head, else the ``H`` smallest
+    primes ``>= m``), the function drawn exactly as the NumPy family draws it from
+    ``SeedSequence([lookup_seed, stack, layer])`` (:func:`ngram_family`), so the ids are the
+    family's. Ids before the start read as 0 (the pad id); the decoder's layers see the
+    decoder *input* ids, shifted right, so its n-grams are causal. The arithmetic is 32-bit
+    unsigned, so the jitted step (no x64) and the Numba kernel agree. The ``H`` heads index
+    one table of ``sum_j m_j`` rows (head ``j``'s rows after those of heads ``< j``); the
+    heads' rows (or rank-``r`` experts) are **summed** (Engram concatenates narrower rows
+    and projects them; summing full-width rows keeps the output at width ``d`` without a
+    projection).
     The sum ``e`` is read through Engram's gate ``sigmoid(RMSNorm(x) . RMSNorm(e) / sqrt(d))``
     (key = value = ``e``: Engram's key/value projections and causal convolution are left out).
 
@@ -46,6 +47,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import flax.linen as nn
@@ -54,7 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lshsim.t5.configs import T5Config
-from lshsim.t5.lookups_sizes import BEYOND_LOOKUPS, head_primes, ngram_multipliers  # noqa: F401
+from lshsim.t5.lookups_sizes import BEYOND_LOOKUPS  # noqa: F401  (re-exported)
 
 
 def _lecun(in_axis: int, out_axis: int, batch_axis=()):
@@ -73,16 +75,24 @@ def _rms(x, scale, eps: float):
     return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + eps) * scale
 
 
-def ngram_buckets(tokens, mults: np.ndarray, primes) -> jax.Array:
-    """Jittable n-gram buckets ``int32 [B, L, H]`` of ``tokens [B, L]`` (no offsets)."""
-    tokens = tokens.astype(jnp.uint32)
-    heads, n = mults.shape
-    length = tokens.shape[1]
-    h = jnp.zeros((*tokens.shape, heads), jnp.uint32)
-    for i in range(n):
-        shifted = jnp.pad(tokens, ((0, 0), (i, 0)))[:, :length]
-        h = h ^ (shifted[..., None] * jnp.asarray(mults[:, i], jnp.uint32))
-    return (h % jnp.asarray(primes, jnp.uint32)).astype(jnp.int32)
+@functools.lru_cache(maxsize=256)
+def ngram_family(config: T5Config, stack: int, layer: int):
+    """The layer's :class:`lshsim.hashing.NGram`, from ``SeedSequence([seed, stack, layer])``."""
+    from lshsim.hashing import make_family
+
+    seed = np.random.SeedSequence([config.lookup_seed, stack, layer])
+    return make_family(
+        "ngram", config.num_buckets, 1, seed, ngram=config.ngram, heads=config.lookup_heads
+    )
+
+
+def ngram_buckets(tokens, family) -> jax.Array:
+    """Jittable buckets ``int32 [B, L, H]`` of ``tokens [B, L]`` (left-padded with id 0)."""
+    from lshsim.hashing.ngram import ngram_hash
+
+    return ngram_hash(
+        tokens, family.multipliers, family.salts, family.moduli, xp=jnp, pad_id=0
+    ).reshape(*tokens.shape, len(family.moduli))
 
 
 def productkey_select(q, sub_keys, k: int):
@@ -135,9 +145,9 @@ def _productkey(module, x2, cfg: T5Config, dt):
 
 
 def _ngram(module, x2, token_ids, cfg: T5Config, dt):
-    primes = head_primes(cfg.num_buckets, cfg.lookup_heads)
-    mults = ngram_multipliers(cfg, module.stack, module.layer)
-    buckets = ngram_buckets(token_ids, mults, primes).reshape(-1, len(primes))  # [N, H]
+    family = ngram_family(cfg, module.stack, module.layer)
+    primes = [int(m) for m in family.moduli]
+    buckets = ngram_buckets(token_ids, family).reshape(-1, len(primes))  # [N, H]
     offsets = np.concatenate([[0], np.cumsum(primes)[:-1]]).astype(np.int32)
     rows = buckets + jnp.asarray(offsets)
     ones = jnp.ones(rows.shape, jnp.float32)

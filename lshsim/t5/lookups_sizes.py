@@ -1,16 +1,13 @@
-"""JAX-free parts of the lookups beyond the paper: n-gram table sizes, hashes, parameter counts.
+"""JAX-free parts of the lookups beyond the paper: n-gram table sizes, parameter counts.
 
-:mod:`lshsim.t5.lookups_beyond` (the model) and :mod:`lshsim.t5.budget` (closed-form counts,
-which must not import JAX) share these; the probe uses :func:`ngram_buckets_numpy` as the
-model's NumPy twin.
+:mod:`lshsim.t5.lookups_beyond` (the model), :mod:`lshsim.t5.budget` (closed-form counts,
+which must import neither JAX nor Numba) and the probe share these.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-
-import numpy as np
 
 from lshsim.t5.configs import T5Config
 
@@ -25,36 +22,20 @@ def _is_prime(p: int) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def head_primes(buckets: int, heads: int) -> tuple[int, ...]:
-    """The ``heads`` smallest primes ``>= buckets``: the n-gram heads' table sizes ``m_j``."""
+def ngram_table_sizes(buckets: int, heads: int) -> tuple[int, ...]:
+    """The n-gram heads' table sizes ``m_j``.
+
+    ``(m,)`` for one head, else the ``H`` smallest primes ``>= m``: the rule of
+    :func:`lshsim.hashing.ngram.ngram_moduli` (tested equal), without importing Numba.
+    """
+    if heads == 1:
+        return (int(buckets),)
     out, p = [], max(int(buckets), 2)
     while len(out) < heads:
         if _is_prime(p):
             out.append(p)
         p += 1
     return tuple(out)
-
-
-def ngram_multipliers(config: T5Config, stack: int, layer: int) -> np.ndarray:
-    """A layer's odd multipliers ``uint32 [H, N]``, from ``SeedSequence([seed, stack, layer])``."""
-    rng = np.random.default_rng(np.random.SeedSequence([config.lookup_seed, stack, layer]))
-    half = rng.integers(0, 2**31, size=(config.lookup_heads, config.ngram), dtype=np.uint64)
-    return (2 * half + 1).astype(np.uint32)
-
-
-def ngram_buckets_numpy(tokens: np.ndarray, mults: np.ndarray, primes) -> np.ndarray:
-    """NumPy n-gram buckets ``int64 [B, L, H]`` of ``tokens [B, L]`` (no offsets).
-
-    The same arithmetic as the jitted step: unsigned 32-bit products, XOR, modulo ``m_j``.
-    """
-    tokens = np.asarray(tokens).astype(np.uint32)
-    heads, n = mults.shape
-    h = np.zeros((*tokens.shape, heads), np.uint32)
-    for i in range(n):
-        shifted = np.zeros_like(tokens)
-        shifted[:, i:] = tokens[:, : tokens.shape[1] - i]
-        h ^= shifted[..., None] * mults[None, None, :, i]
-    return (h % np.asarray(primes, np.uint32)).astype(np.int64)
 
 
 def expert_params(cfg: T5Config) -> int:
@@ -68,4 +49,4 @@ def expert_params(cfg: T5Config) -> int:
     if cfg.lookup == "productkey":
         n, h = cfg.num_buckets, cfg.lookup_heads
         return d * h * d + h * d + h * 2 * math.isqrt(n) * (d // 2) + values * n
-    return values * sum(head_primes(cfg.num_buckets, cfg.lookup_heads)) + 2 * d
+    return values * sum(ngram_table_sizes(cfg.num_buckets, cfg.lookup_heads)) + 2 * d

@@ -21,9 +21,11 @@ Hashed n-grams
     windows are equal always collide; two distinct windows collide with probability
     ``1/m_0`` under a random hash: per position ``same + (1 - same)/m_0`` (``same``: the
     windows are equal), so the row's mean is the measured n-gram sharing ``q`` plus the hash
-    term ``(1 - q)/m_0``. ``realised`` reports ``q``. The re-drawn lookups are fresh odd
-    multipliers on the same tokens. ``at f``: ``q_f + (1 - q_f)/m_0`` with the hypergeometric
-    ``q_f = s(s-1)...(s-N+1) / (l(l-1)...(l-N+1))``, ``s = round(f l)`` (``l`` the length).
+    term ``(1 - q)/m_0``. ``realised`` reports ``q``. The re-drawn lookups are fresh
+    ``NGram`` functions (multipliers, salt) on the same tokens. ``at f``:
+    ``q_f + (1 - q_f)/m_0`` with the hypergeometric ``q_f = s(s-1)...(s-N+1) /
+    (l(l-1)...(l-N+1))`` (:func:`lshsim.theory.ngram_shared_probability`), ``s = round(f l)``
+    (``l`` the length).
 
 After training the sub-keys are learned and the product-key prediction becomes the
 random-sub-key reference that the model departs from, as for a trained softmax router. The
@@ -45,7 +47,7 @@ import numpy as np
 
 from lshsim import theory
 from lshsim.t5.configs import T5Config
-from lshsim.t5.lookups_sizes import head_primes, ngram_buckets_numpy
+from lshsim.t5.lookups_sizes import ngram_table_sizes
 from lshsim.t5.usage import usage_metrics
 
 
@@ -108,17 +110,22 @@ def same_windows(ta: np.ndarray, tb: np.ndarray, n: int) -> np.ndarray:
 
 
 def redrawn_ngram(
-    n: int, prime: int, ta: np.ndarray, tb: np.ndarray, draws: int, seed
+    n: int, modulus: int, ta: np.ndarray, tb: np.ndarray, draws: int, seed
 ) -> np.ndarray:
-    """Collision rates ``[draws]`` of fresh odd multipliers (one head, table ``prime``)."""
+    """Collision rates ``[draws]`` of fresh one-head :class:`lshsim.hashing.NGram` functions.
+
+    Each has table ``modulus`` and hashes the token rows ``ta``, ``tb`` left-padded with id 0.
+    """
+    from lshsim.hashing import make_family
+
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    pad = np.zeros((ta.shape[0], n - 1), dtype=np.int64)
+    pa = np.concatenate([pad, np.asarray(ta, np.int64)], axis=1)
+    pb = np.concatenate([pad, np.asarray(tb, np.int64)], axis=1)
     rates = []
     for child in seq.spawn(draws):
-        half = np.random.default_rng(child).integers(0, 2**31, size=(1, n), dtype=np.uint64)
-        mults = (2 * half + 1).astype(np.uint32)
-        ha = ngram_buckets_numpy(ta, mults, (prime,))
-        hb = ngram_buckets_numpy(tb, mults, (prime,))
-        rates.append(float(np.mean(ha == hb)))
+        fam = make_family("ngram", modulus, 1, child, ngram=n, heads=1)
+        rates.append(float(np.mean(fam.hash(pa) == fam.hash(pb))))
     return np.array(rates)
 
 
@@ -162,15 +169,15 @@ def layer_stats(
             if k > 1:
                 out["per_position"] = per.mean(axis=0).reshape(sa.shape[:-1])
     else:
-        prime = head_primes(config.num_buckets, config.lookup_heads)[0]
-        n_slots = prime
+        m0 = ngram_table_sizes(config.num_buckets, config.lookup_heads)[0]
+        n_slots = m0
         sa, sb = sa[..., :1], sb[..., :1]
         out["collide"] = sa[..., 0] == sb[..., 0]
         same = same_windows(tok_a, tok_b, config.ngram)
         out["same"] = same
-        out["per_position"] = same + (1 - same) / prime
+        out["per_position"] = same + (1 - same) / m0
         if router_draws > 1:
-            rates = redrawn_ngram(config.ngram, prime, tok_a, tok_b, router_draws, seed)
+            rates = redrawn_ngram(config.ngram, m0, tok_a, tok_b, router_draws, seed)
             redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
     usage = usage_metrics(np.concatenate([sa.ravel(), sb.ravel()]), n_slots)
     out.update(redrawn=redrawn, v_router=v_router, usage=usage)
@@ -190,10 +197,9 @@ def at_overlap(config: T5Config, f: float, length: int) -> float:
             return math.nan
         return _voronoi(math.isqrt(config.num_buckets), f) ** 2
     n = config.ngram
-    s = round(f * length)
-    q = math.prod((s - i) / (length - i) for i in range(n)) if n <= length else 0.0
-    prime = head_primes(config.num_buckets, config.lookup_heads)[0]
-    return q + (1 - q) / prime
+    q = theory.ngram_shared_probability(n, round(f * length), length) if n <= length else 0.0
+    m0 = ngram_table_sizes(config.num_buckets, config.lookup_heads)[0]
+    return q + (1 - q) / m0
 
 
 def predictions(config: T5Config, stats: Sequence[dict]) -> list[np.ndarray]:

@@ -17,11 +17,13 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
+from lshsim.hashing import make_family  # noqa: E402
+from lshsim.hashing.ngram import ngram_moduli  # noqa: E402
 from lshsim.t5 import lookups_beyond as lb  # noqa: E402
 from lshsim.t5 import memory  # noqa: E402
 from lshsim.t5.budget import param_count  # noqa: E402
 from lshsim.t5.configs import CONFIGS  # noqa: E402
-from lshsim.t5.lookups_sizes import head_primes, ngram_buckets_numpy, ngram_multipliers  # noqa: E402
+from lshsim.t5.lookups_sizes import ngram_table_sizes  # noqa: E402
 from lshsim.t5.model import T5, init_params  # noqa: E402
 from lshsim.t5.params import count_params  # noqa: E402
 
@@ -92,58 +94,62 @@ def test_productkey_layer_matches_numpy(rank):
     np.testing.assert_allclose(np.asarray(out).reshape(10, -1), want, rtol=2e-4, atol=2e-5)
 
 
-def _python_hash(window: list[int], mults: list[int], prime: int) -> int:
-    """The n-gram hash in Python integers: XOR of (token * multiplier) mod 2^32, mod prime."""
-    h = 0
-    for tok, c in zip(window, mults, strict=True):
-        h ^= (tok * c) % 2**32
-    return h % prime
+def _python_hash(window: list[int], mults: list[int], salt: int, modulus: int) -> int:
+    """The NGram hash in Python integers: salt XOR (token_{t-j} * a_j mod 2^32), fmix32, mod m."""
+    mask = 2**32 - 1
+    v = salt
+    for tok, a in zip(window, mults, strict=True):
+        v ^= (tok * a) & mask
+    v ^= v >> 16
+    v = (v * 0x85EBCA6B) & mask
+    v ^= v >> 13
+    v = (v * 0xC2B2AE35) & mask
+    v ^= v >> 16
+    return v % modulus
 
 
-def test_head_primes_are_the_smallest_primes_at_least_m():
-    for m, h in [(2, 3), (40, 3), (1000, 4), (32128, 2)]:
-        got = head_primes(m, h)
-        want = [p for p in range(m, m + 2000) if all(p % f for f in range(2, math.isqrt(p) + 1))]
-        assert list(got) == want[:h]
+def test_table_sizes_follow_the_ngram_familys_rule():
+    for m, h in [(2, 3), (40, 1), (40, 3), (1000, 4), (32128, 2)]:
+        assert ngram_table_sizes(m, h) == ngram_moduli(m, h)
 
 
-def test_ngram_buckets_equal_a_pure_python_hash_in_both_stacks():
+def test_ngram_buckets_are_the_ngram_familys_in_both_stacks():
+    """The sown buckets equal the NumPy family's (Numba kernel) on the left-padded ids, for the
+    function drawn from SeedSequence([seed, stack, layer]), and a pure-Python hash."""
     cfg = NG
     params = init_params(cfg, jax.random.key(0))
     rng = np.random.default_rng(7)
-    # large ids so that products overflow 32 bits
     enc = rng.integers(1, cfg.vocab_size, (3, 9)).astype(np.int32)
     dec = rng.integers(1, cfg.vocab_size, (3, 6)).astype(np.int32)
     run = jax.jit(lambda p, e, d: T5(cfg).apply({"params": p}, e, d, d, mutable=["intermediates"]))
     _, st = run(params, enc, dec)
-    primes = head_primes(cfg.buckets, cfg.lookup_heads)
     checked = 0
     for stack_id, (stack, toks) in enumerate((("encoder", enc), ("decoder", dec))):
         node = st["intermediates"][stack]["layers_0"]["expert"]
         slots = np.asarray(node["slots"][0])
-        mults = ngram_multipliers(cfg, stack_id, 0)
-        np.testing.assert_array_equal(slots, ngram_buckets_numpy(toks, mults, primes))
+        seed = np.random.SeedSequence([cfg.lookup_seed, stack_id, 0])
+        fam = make_family("ngram", cfg.buckets, 1, seed, ngram=cfg.ngram, heads=cfg.lookup_heads)
         padded = np.pad(toks.astype(np.int64), ((0, 0), (cfg.ngram - 1, 0)))
+        np.testing.assert_array_equal(slots, fam.hash(padded))
         for b in range(toks.shape[0]):
             for t in range(toks.shape[1]):
                 window = [int(padded[b, t + cfg.ngram - 1 - i]) for i in range(cfg.ngram)]
-                for j, p in enumerate(primes):
-                    want = _python_hash(window, [int(c) for c in mults[j]], p)
-                    assert slots[b, t, j] == want
+                for j, m in enumerate(fam.moduli):
+                    mults = [int(a) for a in fam.multipliers[j]]
+                    assert slots[b, t, j] == _python_hash(window, mults, int(fam.salts[j]), int(m))
                     checked += 1
         np.testing.assert_array_equal(np.asarray(node["bucket"][0]), slots[..., 0])
     assert checked == (3 * 9 + 3 * 6) * 3
 
 
 def test_ngram_buckets_are_causal_and_local():
-    mults = ngram_multipliers(NG, 1, 0)
-    primes = head_primes(NG.buckets, NG.lookup_heads)
+    fam = lb.ngram_family(NG, 1, 0)
     rng = np.random.default_rng(2)
     toks = rng.integers(1, 300, (1, 12))
-    base = np.asarray(lb.ngram_buckets(jnp.asarray(toks, jnp.int32), mults, primes))
+    base = np.asarray(lb.ngram_buckets(jnp.asarray(toks, jnp.int32), fam))
     changed = toks.copy()
     changed[0, 5] += 1
-    other = np.asarray(lb.ngram_buckets(jnp.asarray(changed, jnp.int32), mults, primes))
+    other = np.asarray(lb.ngram_buckets(jnp.asarray(changed, jnp.int32), fam))
     differs = np.any(base != other, axis=-1)[0]
     assert not differs[:5].any() and not differs[5 + NG.ngram :].any()
     assert differs[5 : 5 + NG.ngram].all()  # (with 3 heads a miss would need 3 collisions)
@@ -160,8 +166,9 @@ def test_ngram_layer_output_is_the_gated_sum_of_the_heads_rows():
         lambda v: np.asarray(v, np.float64), nn_unbox(variables["params"])
     )
     out = np.asarray(module.apply({"params": params}, jnp.asarray(x), jnp.asarray(ids)))
-    primes = head_primes(cfg.buckets, cfg.lookup_heads)
-    buckets = ngram_buckets_numpy(ids, ngram_multipliers(cfg, 0, 0), primes)
+    fam = lb.ngram_family(cfg, 0, 0)
+    primes = [int(m) for m in fam.moduli]
+    buckets = fam.hash(np.pad(ids.astype(np.int64), ((0, 0), (cfg.ngram - 1, 0))))
     offsets = np.concatenate([[0], np.cumsum(primes)[:-1]])
     e = params["table"][buckets + offsets].sum(axis=-2)
     x64 = x.astype(np.float64)
@@ -197,7 +204,7 @@ def test_expert_parameter_counts_traced_closed_form_and_by_hand(changes):
         # query W [d, h, d] and its RMSNorm scale [h, d]; sub-keys 2 x s x d/2 per head
         by_hand = h * d * d + h * d + h * 2 * s * (d // 2) + cfg.buckets * per_row
     else:
-        rows = sum(head_primes(cfg.buckets, h))
+        rows = sum(ngram_moduli(cfg.buckets, h))
         by_hand = rows * per_row + 2 * d  # two gate RMSNorm scales
     layers = cfg.num_encoder_layers + cfg.num_decoder_layers
     traced = count_params(cfg)
@@ -230,6 +237,7 @@ def test_gradients_reach_every_new_parameter():
         ({"lookup": "productkey", "topk": 0}, r"^topk must be an integer >= 1"),
         ({"lookup": "softmax", "topk": 2}, r"^topk: only the productkey lookup"),
         ({"lookup": "ngram", "ngram": 0}, r"^ngram must be an integer in \[1, 64\]"),
+        ({"lookup": "ngram", "buckets": 1}, r"^buckets: ngram needs a table size in \[2, 2\^31\]"),
         ({"lookup": "ngram", "lookup_heads": 0}, r"^heads \(lookup_heads\) must be"),
     ],
 )
