@@ -166,3 +166,15 @@ def config_from_args(args: argparse.Namespace) -> T5Config:
     if getattr(args, "dtype", None):
         changes["dtype"] = args.dtype
     return cfg.replace(**changes) if changes else cfg
+
+
+def add_mesh_flag(p: argparse.ArgumentParser) -> None:
+    """Add ``--mesh data=A,model=B`` (see :mod:`lshsim.t5.sharding`)."""
+    p.add_argument(
+        "--mesh",
+        metavar="data=A,model=B",
+        help="device mesh of A x B devices (all of them): the batch split over data, the "
+        "parameters over model (embedding and output tables by vocabulary, dense kernels by "
+        "d_ff and heads, expert tables by bucket; read without gathering a table). Default: "
+        "data = all devices, model = 1",
+    )

@@ -11,7 +11,13 @@ import math
 import sys
 
 from lshsim.cli.checks import STEP_RANGES, check_ranges, check_run_dir
-from lshsim.cli.model_flags import CONFIG_HELP, MEMORY_FIELDS, add_memory_flags, config_from_args
+from lshsim.cli.model_flags import (
+    CONFIG_HELP,
+    MEMORY_FIELDS,
+    add_memory_flags,
+    add_mesh_flag,
+    config_from_args,
+)
 from lshsim.cli.parser import Formatter, wrap
 
 _EPILOG = """\
@@ -71,6 +77,7 @@ def add_parser(sub) -> None:
     src.add_argument("--config", metavar="C", help=CONFIG_HELP + "; probed at initialisation")
     p.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
     add_memory_flags(p)
+    add_mesh_flag(p)
     p.add_argument(
         "--samples", type=int, default=128, metavar="S", help="sentence pairs per overlap (128)"
     )
@@ -165,7 +172,11 @@ def run_probe(args: argparse.Namespace) -> int:
     check_int("length", args.length, 2)
     check_ranges(args, STEP_RANGES)
     config, params, rows, ids, what = _source(args)
-    with tqdm(total=len(overlaps) + 1, desc="probe", disable=args.json, file=sys.stderr) as bar:
+    params, mesh = probe.place_params(config, params, args.mesh)
+    with (
+        probe.mesh_context(mesh),
+        tqdm(total=len(overlaps) + 1, desc="probe", disable=args.json, file=sys.stderr) as bar,
+    ):
         result = probe.probe(
             config,
             params,

@@ -16,7 +16,13 @@ from lshsim.cli.checks import (
     check_run_dir,
     check_train_out,
 )
-from lshsim.cli.model_flags import MEMORY_HELP, add_config_flag, add_memory_flags, config_from_args
+from lshsim.cli.model_flags import (
+    MEMORY_HELP,
+    add_config_flag,
+    add_memory_flags,
+    add_mesh_flag,
+    config_from_args,
+)
 from lshsim.cli.parser import Formatter, wrap
 
 _TRAIN_EPILOG = (
@@ -31,6 +37,7 @@ examples:
   lshsim train --config small --steps 1000 --out runs/s --corpus c4-train.00000-of-01024.json.gz
   lshsim train --config tiny --steps 150 --out runs/altup --memory altup --K 2
   lshsim train --config tiny --steps 150 --out runs/sm --lookup softmax --rank 16 --buckets 64
+  lshsim train --config tiny --steps 150 --out runs/tid --lookup tokenid --mesh data=2,model=4
 
 """
     + MEMORY_HELP
@@ -53,7 +60,8 @@ def _add_train_parser(sub) -> None:
         help="pretrain a T5 v1.1 with span corruption (checkpoints, resume)",
         description=wrap(
             "Span-corruption pretraining (noise density 0.15, mean span 3) with T5's "
-            "Adafactor and rsqrt schedule, data-parallel over all devices. Without --corpus it "
+            "Adafactor and rsqrt schedule, over a data x model device mesh (default: data-parallel "
+            "over all devices). Without --corpus it "
             "trains on the embedded corpus (CPython's documentation topics and docstrings)."
         ),
         epilog=_TRAIN_EPILOG,
@@ -95,7 +103,10 @@ def _add_train_parser(sub) -> None:
         help="keep the newest N checkpoints (default 3, at least 2: a damaged or diverged "
         "latest one falls back to the one before)",
     )
-    tr.add_argument("--devices", type=int, metavar="D", help="data-parallel devices (all)")
+    tr.add_argument(
+        "--devices", type=int, metavar="D", help="data-parallel devices: --mesh data=D,model=1"
+    )
+    add_mesh_flag(tr)
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
     tr.add_argument("--json", action="store_true", help="print the summary as JSON, no bar")
     tr.set_defaults(func=run_train)
@@ -118,6 +129,7 @@ def _add_eval_parser(sub) -> None:
         help="held-out examples to evaluate, in batches of the run's batch size (default: the "
         "run's own 4 eval batches; the first 4 x batch examples are always those)",
     )
+    add_mesh_flag(ev)
     ev.add_argument("--json", action="store_true", help="print one JSON object")
     ev.set_defaults(func=run_eval)
 
@@ -154,6 +166,7 @@ def run_train(args: argparse.Namespace) -> int:
         checkpoint_every=args.checkpoint_every,
         keep_checkpoints=args.keep_checkpoints,
         devices=args.devices,
+        mesh=args.mesh,
         progress=not args.json,
     )
     rate = summary["examples_per_second"]
@@ -190,7 +203,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
     from lshsim.t5.loop import evaluate_run
 
-    res = evaluate_run(args.checkpoint, step=args.step, examples=args.examples)
+    res = evaluate_run(args.checkpoint, step=args.step, examples=args.examples, mesh=args.mesh)
     if args.json:
         print(json.dumps(res))
     else:

@@ -124,15 +124,18 @@ def check_step(mngr, step: int | None = None) -> int:
     return step
 
 
-def restore(mngr, abstract_state: dict, step: int | None = None) -> dict:
+def restore(mngr, abstract_state: dict, step: int | None = None, shardings=None) -> dict:
     """Restore checkpoint ``step`` (default: the latest) into the structure of ``abstract_state``.
+
+    ``shardings``: a matching pytree of ``jax.sharding.Sharding`` to place the restored state
+    with (e.g. :func:`lshsim.t5.sharding.state_shardings`; default: as orbax places it).
 
     Raises:
         ValueError: there is no checkpoint (at ``step``), or its shapes do not fit
             ``abstract_state``; :class:`UnusableCheckpointError`: it is unreadable (truncated or
             emptied files, a missing item) or its parameters are not finite.
     """
-    return _restore_step(mngr, abstract_state, check_step(mngr, step))
+    return _restore_step(mngr, abstract_state, check_step(mngr, step), shardings)
 
 
 def restore_good(
@@ -142,6 +145,7 @@ def restore_good(
     accept: Callable[[dict], str | None] | None = None,
     action: str = "using",
     quiet: bool = False,
+    shardings=None,
 ) -> tuple[dict, list[int]]:
     """The newest good checkpoint: readable, finite parameters, and accepted by ``accept``.
 
@@ -156,6 +160,7 @@ def restore_good(
             predicate such as ``"has a non-finite held-out loss (nan)"``).
         action: what the caller does with the checkpoint found, for the warning.
         quiet: no warning (the caller reports the steps passed over itself).
+        shardings: target shardings of the restored state (see :func:`restore`).
 
     Returns:
         ``(state, passed_over)``: the restored state and the steps passed over (all newer).
@@ -166,7 +171,7 @@ def restore_good(
     passed: list[tuple[int, str]] = []
     for step in sorted(mngr.all_steps(), reverse=True):
         try:
-            state = _restore_step(mngr, abstract_state, step)
+            state = _restore_step(mngr, abstract_state, step, shardings)
             reason = accept(state) if accept is not None else None
         except UnusableCheckpointError as e:
             reason = e.reason
@@ -189,7 +194,18 @@ def _passed_over(mngr, passed: list[tuple[int, str]]) -> str:
     )
 
 
-def _restore_step(mngr, abstract_state: dict, step: int) -> dict:
+def _with_shardings(abstract_state: dict, shardings) -> dict:
+    """``abstract_state`` with each leaf's target sharding (``None``: unchanged)."""
+    import jax
+
+    if shardings is None:
+        return abstract_state
+    return jax.tree.map(
+        lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract_state, shardings
+    )
+
+
+def _restore_step(mngr, abstract_state: dict, step: int, shardings=None) -> dict:
     """Restore checkpoint ``step``, checking its files before and its parameters after."""
     import orbax.checkpoint as ocp
 
@@ -199,7 +215,8 @@ def _restore_step(mngr, abstract_state: dict, step: int) -> dict:
         raise UnusableCheckpointError(run, step, f"is unreadable ({damage})")
     _check_shapes(step_dir / "default", abstract_state, step)
     try:
-        state = mngr.restore(step, args=ocp.args.StandardRestore(abstract_state))
+        target = _with_shardings(abstract_state, shardings)
+        state = mngr.restore(step, args=ocp.args.StandardRestore(target))
     except Exception as e:  # tensorstore raises bare Exception on bad data
         raise UnusableCheckpointError(run, step, f"is unreadable ({_read_error(e)})") from None
     if not params_finite(state["params"]):

@@ -167,22 +167,27 @@ class _Session:
         return ev
 
 
-def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept):
+def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept, placement):
     """``(state, start)``: the newest good checkpoint's when resuming one, else a fresh state.
 
+    ``placement`` is ``(abstract_state, shardings)``: the state is placed with the shardings.
     Resuming passes over (with a warning) and deletes newer checkpoints that are unreadable,
     have non-finite parameters or fail ``accept`` (the held-out loss check), and drops the
     metric records after the step resumed from.
     """
-    from lshsim.t5.steps import abstract_state, init_state
+    import jax
 
+    from lshsim.t5.steps import init_state
+
+    abstract, shardings = placement
     if resume and mngr.all_steps():
         state, passed = ckpt.restore_good(
             mngr,
-            abstract_state(config, optimizer),
+            abstract,
             accept=accept,
             action="resuming from",
             quiet=not _primary(),
+            shardings=shardings,
         )
         start = int(state["step"])
         if _primary():
@@ -190,24 +195,22 @@ def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept):
                 ckpt.delete(mngr, step)
             ckpt.truncate_metrics(out, start)
         return state, start
-    state = init_state(config, optimizer, opts.seed)
+    # Initialised eagerly, then placed: the values equal an unsharded run's bit for bit.
+    state = jax.device_put(init_state(config, optimizer, opts.seed), shardings)
     if _primary():
         (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
     return state, 0
 
 
-def _held_out_check(eval_fn, batches, mesh=None, evals=None) -> Callable[[dict], str | None]:
+def _held_out_check(eval_fn, batches, evals=None) -> Callable[[dict], str | None]:
     """``accept(state)`` for :func:`lshsim.t5.checkpoint.restore_good`: a finite held-out loss.
 
-    ``mesh``: replicate the state over it first; ``evals``: a list to append each evaluation
-    (with its ``step``) to.
+    ``evals``: a list to append each evaluation (with its ``step``) to.
     """
-    from lshsim.t5 import sharding
     from lshsim.t5.steps import evaluate
 
     def accept(state: dict) -> str | None:
-        params = state["params"] if mesh is None else sharding.replicate(state, mesh)["params"]
-        ev = evaluate(eval_fn, params, batches)
+        ev = evaluate(eval_fn, state["params"], batches)
         if evals is not None:
             evals.append({"step": int(state["step"]), **ev})
         return (
@@ -218,22 +221,25 @@ def _held_out_check(eval_fn, batches, mesh=None, evals=None) -> Callable[[dict],
 
 
 def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host, resume):
-    """Restore or initialise the state, replicate it, and compile the train and eval steps."""
-    import jax
+    """Restore or initialise the state, place it on the mesh, compile the train and eval steps.
 
+    Parameters and optimiser state are placed by :func:`lshsim.t5.sharding.state_shardings`
+    (split over ``model``, replicated over ``data``); batches are split over ``data``.
+    """
     from lshsim.t5 import sharding
-    from lshsim.t5.steps import make_eval_step, make_train_step
+    from lshsim.t5.steps import make_train_step
 
-    repl = sharding.replicated(mesh)
-    eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
+    placement = sharding.train_state_shardings(config, optimizer, mesh)
+    shardings = placement[1]
+    eval_fn = sharding.eval_step_on(mesh, config, _special_ids(tok), shardings["params"])
     eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
-    accept = _held_out_check(eval_fn, eval_batches, mesh)
-    state, start = _initial_state(config, opts, optimizer, mngr, out, resume, accept)
-    state = sharding.replicate(state, mesh)
-    step_fn = jax.jit(
+    accept = _held_out_check(eval_fn, eval_batches)
+    state, start = _initial_state(config, opts, optimizer, mngr, out, resume, accept, placement)
+    step_fn = sharding.jit_on(
+        mesh,
         make_train_step(config, optimizer, opts.seed),
-        in_shardings=(repl, sharding.batch_sharded(mesh)),
-        out_shardings=(repl, repl),
+        in_shardings=(shardings, sharding.batch_sharded(mesh)),
+        out_shardings=(shardings, sharding.replicated(mesh)),
         donate_argnums=0,
     )
     return _Session(
@@ -364,6 +370,7 @@ def train(
     checkpoint_every: int | None = None,
     log_every: int = 1,
     devices: int | None = None,
+    mesh: str | None = None,
     progress: bool = True,
     on_step: Callable[[int, dict], None] | None = None,
     options: TrainOptions | None = None,
@@ -389,7 +396,10 @@ def train(
         eval_every: evaluate the held-out batches every this many steps (default: 4 times).
         checkpoint_every: checkpoint every this many steps (default: 4 times, and at the end).
         log_every: write train metrics every this many steps.
-        devices: devices of the data-parallel mesh (default: all).
+        devices: devices of a data-parallel mesh (``data=devices, model=1``; default: all).
+        mesh: ``"data=A,model=B"``: ``A x B`` devices (all of them), the batch split over
+            ``data`` and the parameters over ``model`` (see :mod:`lshsim.t5.sharding`);
+            not with ``devices``.
         progress: show a progress bar.
         on_step: called as ``on_step(step, metrics)`` after each logged step (tests use it to
             simulate a kill).
@@ -430,6 +440,9 @@ def train(
         given = {k: v for k, v in options.to_dict().items() if v is not None}
     opts = _run_options(config, out, resume, given)
     check_train_fits(config, opts.batch_size, opts.input_length)  # before any data or model
+    from lshsim.t5 import sharding
+
+    the_mesh = sharding.mesh_from_options(mesh, devices)
     every = (
         log_every,
         max(1, steps // 4) if eval_every is None else check_int("eval_every", eval_every, 1),
@@ -437,17 +450,16 @@ def train(
         if checkpoint_every is None
         else check_int("checkpoint_every", checkpoint_every, 1),
     )
-    return _train(config, opts, out, steps, every, resume, devices, progress, on_step)
+    return _train(config, opts, out, steps, every, resume, the_mesh, progress, on_step)
 
 
-def _train(config, opts, out, steps, every, resume, devices, progress, on_step) -> dict:
+def _train(config, opts, out, steps, every, resume, mesh, progress, on_step) -> dict:
     """:func:`train` once its options are settled: data, state, the steps, the summary."""
     import jax
 
     from lshsim.t5 import sharding
     from lshsim.t5.steps import make_optimizer
 
-    mesh = sharding.make_mesh(devices)
     sharding.check_batch(opts.batch_size, mesh)
     tok, train_ds, eval_host = _data(config, opts, out, reuse_tokenizer=resume)
     opts = dataclasses.replace(opts, target_length=train_ds.target_length)
@@ -534,6 +546,7 @@ def evaluate_run(
     step: int | None = None,
     examples: int | None = None,
     batch_size: int | None = None,
+    mesh: str | None = None,
 ) -> dict[str, Any]:
     """Held-out loss and span accuracy of a run's checkpoint (default: the latest).
 
@@ -547,6 +560,8 @@ def evaluate_run(
             run's own evaluation (past ``held_out_chunks`` the text repeats with new masks).
         batch_size: examples per evaluation batch (default: the run's batch size; at most
             ``examples``). Only the batching changes, not the examples.
+        mesh: ``"data=A,model=B"`` to evaluate on (default: one device); the
+            checkpoint is restored straight into its shardings, whatever mesh wrote it.
 
     Returns:
         ``config``, ``step``; ``loss`` (cross-entropy per target token, no z-loss),
@@ -564,9 +579,8 @@ def evaluate_run(
             or none usable, the one at ``step`` is unreadable or non-finite, or ``examples`` or
             ``batch_size`` is not an integer >= 1.
     """
-    import jax
-
-    from lshsim.t5.steps import abstract_state, make_eval_step, make_optimizer
+    from lshsim.t5 import sharding
+    from lshsim.t5.steps import make_optimizer
 
     if examples is not None:
         examples = check_int("examples", examples, 1)
@@ -576,23 +590,26 @@ def evaluate_run(
     config, recorded = ckpt.read_run(out)
     opts = TrainOptions.from_dict(recorded)
     optimizer = make_optimizer(config, opts.learning_rate, opts.warmup_steps)
+    the_mesh = sharding.make_mesh(1, 1) if mesh is None else sharding.mesh_from_options(mesh)
+    abstract, shardings = sharding.train_state_shardings(config, optimizer, the_mesh)
     with ckpt.manager(out, read_only=True) as mngr:
         ckpt.check_step(mngr, step)  # before building the held-out data
         if examples is None:
             examples = opts.eval_batches * opts.batch_size
         batch = min(batch_size or opts.batch_size, examples)
+        sharding.check_batch(batch, the_mesh)
         check_train_fits(config, batch, opts.input_length, training=False)
         tok, ds = _held_out(config, opts, out)
         batches = ds.eval_batches(batch, -(-examples // batch))
-        eval_fn = jax.jit(make_eval_step(config, _special_ids(tok)))
+        eval_fn = sharding.eval_step_on(the_mesh, config, _special_ids(tok), shardings["params"])
         evals: list[dict] = []
         accept = _held_out_check(eval_fn, batches, evals=evals)
         if step is None:
             ckpt.restore_good(
-                mngr, abstract_state(config, optimizer), accept=accept, action="evaluating"
+                mngr, abstract, accept=accept, action="evaluating", shardings=shardings
             )
         else:
-            accept(ckpt.restore(mngr, abstract_state(config, optimizer), step))
+            accept(ckpt.restore(mngr, abstract, step, shardings))
     ev = evals[-1]
     return {
         "config": config.name,

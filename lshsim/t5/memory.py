@@ -60,7 +60,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lshsim.t5 import lookups_beyond
+from lshsim.t5 import lookups_beyond, sharded_lookup
 from lshsim.t5.configs import LSH_HASH_FAMILIES, T5Config
 
 #: Router initialisation standard deviation (the paper's supplement).
@@ -103,10 +103,12 @@ def lsh_buckets(x: jax.Array, projection: np.ndarray, family: str) -> jax.Array:
     return rule(proj, jnp).astype(jnp.int32)
 
 
-def _lecun(in_axis: int, out_axis: int, batch_axis=()):
-    return nn.initializers.variance_scaling(
+def _lecun(in_axis: int, out_axis: int, batch_axis=(), axes=None):
+    """LeCun-normal; ``axes``: the parameter's logical axis names (:mod:`lshsim.t5.sharding`)."""
+    init = nn.initializers.variance_scaling(
         1.0, "fan_in", "truncated_normal", in_axis=in_axis, out_axis=out_axis, batch_axis=batch_axis
     )
+    return init if axes is None else nn.with_logical_partitioning(init, axes)
 
 
 class PartialExpert(nn.Module):
@@ -131,9 +133,10 @@ class PartialExpert(nn.Module):
         if cfg.lookup == "lsh":
             proj = lsh_projection(cfg, x.shape[-1], self.stack, self.layer)
             return lsh_buckets(x, proj, cfg.lsh_family), None
-        router = self.param(
-            "router", nn.initializers.normal(ROUTER_STD), (x.shape[-1], n), jnp.float32
+        router_init = nn.with_logical_partitioning(
+            nn.initializers.normal(ROUTER_STD), ("embed", "buckets")
         )
+        router = self.param("router", router_init, (x.shape[-1], n), jnp.float32)
         xr = x.astype(jnp.float32)  # a copy: the jitter never reaches the expert's input
         if not deterministic and cfg.router_jitter > 0:
             eps = cfg.router_jitter
@@ -165,12 +168,16 @@ class PartialExpert(nn.Module):
         bucket, weight = self._route(x2, token_ids.reshape(-1), deterministic)
         self.sow("intermediates", "bucket", bucket.reshape(shape[:-1]))
         if r == 0:
-            table = self.param("table", _lecun(-1, -2), (n, d), jnp.float32)
-            out = jnp.take(table, bucket, axis=0).astype(dt)
+            init = _lecun(-1, -2, axes=("buckets", "embed"))
+            table = self.param("table", init, (n, d), jnp.float32)
+            out = sharded_lookup.gather_rows(table, bucket).astype(dt)
         else:
-            wi = self.param("wi", _lecun(1, 2, (0,)), (n, d, r), jnp.float32).astype(dt)
-            wo = self.param("wo", _lecun(1, 2, (0,)), (n, r, d), jnp.float32).astype(dt)
-            out = expert_mlp(x2.astype(dt), wi, wo, bucket, cfg.expert_impl)
+            wi_init = _lecun(1, 2, (0,), axes=("buckets", "embed", "rank"))
+            wo_init = _lecun(1, 2, (0,), axes=("buckets", "rank", "embed"))
+            wi = self.param("wi", wi_init, (n, d, r), jnp.float32).astype(dt)
+            wo = self.param("wo", wo_init, (n, r, d), jnp.float32).astype(dt)
+            mlp = functools.partial(expert_mlp, impl=cfg.expert_impl)
+            out = sharded_lookup.expert_rows(mlp, x2.astype(dt), wi, wo, bucket)
         if weight is not None:
             out = out * weight[:, None].astype(dt)
         return out.reshape(shape)
@@ -242,9 +249,9 @@ class MemoryProjection(nn.Module):
         cfg = self.config
         k1 = cfg.memory_k - 1
         sub = cfg.memory_extra // k1
-        kernel = self.param(
-            "kernel", _lecun(1, 2, (0,)), (k1, sub, cfg.d_model), jnp.float32
-        ).astype(extra.dtype)
+        init = _lecun(1, 2, (0,), axes=(None, None, "embed"))
+        kernel = self.param("kernel", init, (k1, sub, cfg.d_model), jnp.float32)
+        kernel = kernel.astype(extra.dtype)
         parts = extra.reshape((*extra.shape[:-1], k1, sub))
         return jnp.einsum("...ks,ksd->k...d", parts, kernel)
 

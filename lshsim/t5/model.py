@@ -76,9 +76,13 @@ def _add_position_bias_bwd(batch, g):
 add_position_bias.defvjp(_add_position_bias_fwd, _add_position_bias_bwd)
 
 
-def _init(scale: float, mode: str = "fan_in", dist: str = "truncated_normal"):
-    """T5X's variance-scaling initialiser (truncated normal for MLP and logits)."""
-    return nn.initializers.variance_scaling(scale, mode, dist)
+def _init(scale: float, mode: str = "fan_in", dist: str = "truncated_normal", axes=None):
+    """T5X's variance-scaling initialiser (truncated normal for MLP and logits).
+
+    ``axes``: the kernel's logical axis names (see :mod:`lshsim.t5.sharding`).
+    """
+    init = nn.initializers.variance_scaling(scale, mode, dist)
+    return init if axes is None else nn.with_logical_partitioning(init, axes)
 
 
 def relative_position_bucket(
@@ -184,9 +188,11 @@ class Attention(nn.Module):
         inner = cfg.num_heads * cfg.d_kv
         dense = functools.partial(nn.Dense, use_bias=False, dtype=dt, param_dtype=jnp.float32)
         # T5X: normal(fan_in) kernels, the query's divided by sqrt(d_kv) (no logit scaling).
-        q = dense(inner, kernel_init=_init(1.0 / cfg.d_kv, dist="normal"), name="query")(xq)
-        k = dense(inner, kernel_init=_init(1.0, dist="normal"), name="key")(xkv)
-        v = dense(inner, kernel_init=_init(1.0, dist="normal"), name="value")(xkv)
+        qkv = ("embed", "heads")
+        q = dense(inner, kernel_init=_init(1.0 / cfg.d_kv, dist="normal", axes=qkv), name="query")
+        q = q(xq)
+        k = dense(inner, kernel_init=_init(1.0, dist="normal", axes=qkv), name="key")(xkv)
+        v = dense(inner, kernel_init=_init(1.0, dist="normal", axes=qkv), name="value")(xkv)
         b, lq, lk = xq.shape[0], xq.shape[1], xkv.shape[1]
         q = q.reshape(b, lq, cfg.num_heads, cfg.d_kv)
         k = k.reshape(b, lk, cfg.num_heads, cfg.d_kv)
@@ -198,7 +204,8 @@ class Attention(nn.Module):
         weights = jax.nn.softmax(logits, axis=-1)
         weights = nn.Dropout(cfg.dropout_rate)(weights, deterministic=deterministic)
         out = jnp.einsum("bhqk,bkhd->bqhd", weights.astype(dt), v).reshape(b, lq, inner)
-        return dense(cfg.d_model, kernel_init=_init(1.0, dist="normal"), name="out")(out)
+        o_init = _init(1.0, dist="normal", axes=("heads", "embed"))
+        return dense(cfg.d_model, kernel_init=o_init, name="out")(out)
 
 
 class MLP(nn.Module):
@@ -217,10 +224,12 @@ class MLP(nn.Module):
         # materialising transposed copies of [B, L, d_ff] (16-25% of a CPU train step).
         shape = x.shape
         x = x.reshape(-1, shape[-1])
-        h = jax.nn.gelu(dense(cfg.d_ff, kernel_init=_init(1.0), name="wi_0")(x), approximate=True)
-        h = h * dense(cfg.d_ff, kernel_init=_init(1.0), name="wi_1")(x)
+        wi = _init(1.0, axes=("embed", "mlp"))
+        h = jax.nn.gelu(dense(cfg.d_ff, kernel_init=wi, name="wi_0")(x), approximate=True)
+        h = h * dense(cfg.d_ff, kernel_init=wi, name="wi_1")(x)
         h = nn.Dropout(cfg.dropout_rate)(h, deterministic=deterministic)
-        return dense(cfg.d_model, kernel_init=_init(1.0), name="wo")(h).reshape(shape)
+        wo = _init(1.0, axes=("mlp", "embed"))
+        return dense(cfg.d_model, kernel_init=wo, name="wo")(h).reshape(shape)
 
 
 def _with_expert(module: nn.Module, x_in, out, tokens, deterministic):
@@ -411,7 +420,7 @@ class Decoder(nn.Module):
             use_bias=False,
             dtype=jnp.dtype(cfg.dtype),
             param_dtype=jnp.float32,
-            kernel_init=_init(1.0),
+            kernel_init=_init(1.0, axes=("embed", "vocab")),
             name="logits_dense",
         )(x)
         return logits.astype(jnp.float32)
@@ -428,7 +437,9 @@ class T5(nn.Module):
         self.token_embedder = nn.Embed(
             cfg.vocab_size,
             cfg.embed_width,
-            embedding_init=nn.initializers.normal(1.0),
+            embedding_init=nn.with_logical_partitioning(
+                nn.initializers.normal(1.0), ("vocab", "embed")
+            ),
             param_dtype=jnp.float32,
             name="token_embedder",
         )
@@ -478,7 +489,28 @@ class T5(nn.Module):
         )
 
 
-def init_params(config: T5Config, rng: jax.Array) -> dict:
-    """Initialised parameters (a plain nested dict under no ``params`` key)."""
+def _boxed_params(config: T5Config, rng: jax.Array) -> dict:
+    """Initialised parameters with their logical axis names (``nn.LogicallyPartitioned``)."""
     tokens = jnp.ones((1, 8), jnp.int32)
-    return nn.meta.unbox(T5(config).init(rng, tokens, tokens)["params"])
+    return T5(config).init(rng, tokens, tokens)["params"]
+
+
+def init_params(config: T5Config, rng: jax.Array) -> dict:
+    """Initialised parameters (a plain nested dict of arrays under no ``params`` key).
+
+    The logical axis names the model gives its parameters are stripped (see
+    :func:`param_specs`); the values are those of the unannotated model.
+    """
+    return nn.meta.unbox(_boxed_params(config, rng))
+
+
+def param_specs(config: T5Config) -> dict:
+    """The parameters' logical ``PartitionSpec`` tree (same structure as :func:`init_params`).
+
+    Axis names: ``vocab``, ``embed``, ``mlp``, ``heads``, ``buckets``, ``rank`` (``None``:
+    never split); parameters without names (norms, position bias, AltUp scalars, LSH-free
+    small tables) get ``PartitionSpec()``. :data:`lshsim.t5.sharding.RULES` maps the names to
+    mesh axes. Nothing is allocated.
+    """
+    boxed = jax.eval_shape(lambda: _boxed_params(config, jax.random.key(0)))
+    return nn.get_partition_spec(boxed)

@@ -569,3 +569,33 @@ def initial_params(config: T5Config, seed: int = 0):
     from lshsim.t5.model import init_params
 
     return init_params(config, jax.random.key(seed))
+
+
+def place_params(config: T5Config, params, mesh: str | None = None):
+    """``(params, mesh)``: the parameters placed on ``--mesh data=A,model=B`` (or as they are).
+
+    Raises:
+        ValueError: a bad mesh (see :func:`lshsim.t5.sharding.parse_mesh`).
+    """
+    if mesh is None:
+        return params, None
+    import jax
+
+    from lshsim.t5 import sharding
+    from lshsim.t5.model import param_specs
+
+    the_mesh = sharding.mesh_from_options(mesh)
+    return jax.device_put(
+        params, sharding.param_shardings(params, param_specs(config), the_mesh)
+    ), the_mesh
+
+
+def mesh_context(mesh):
+    """The context the probe runs in: the mesh's (its sharded lookups need it) or none."""
+    import contextlib
+
+    if mesh is None:
+        return contextlib.nullcontext()
+    from lshsim.t5 import sharding
+
+    return sharding.mesh_context(mesh)

@@ -1,0 +1,212 @@
+"""The multi-device checks of tests/t5/test_sharding.py, run in one subprocess.
+
+Run as ``python -m tests.t5.sharding_checks CORPUS OUT`` with
+``XLA_FLAGS=--xla_force_host_platform_device_count=4``: it prints one JSON object of
+measurements (the test asserts on them). One process, so JAX starts and forces its four CPU
+devices once for all the checks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lshsim.t5 import sharding
+from lshsim.t5.configs import T5Config, padded_vocab
+from lshsim.t5.model import init_params, param_specs
+from lshsim.t5.steps import abstract_state, make_objective, make_optimizer, make_train_step
+
+#: Small model (as tests/t5/conftest.py's micro) with two layers per stack.
+BASE = T5Config(
+    name="micro",
+    vocab_size=padded_vocab(300),
+    d_model=32,
+    num_heads=2,
+    d_kv=16,
+    d_ff=64,
+    num_encoder_layers=1,
+    num_decoder_layers=1,
+    num_pieces=300,
+    input_length=32,
+    batch_size=4,
+    warmup_steps=10,
+)
+#: Config -> the (data, model) meshes its gradients are compared on.
+LOOKUPS = {
+    "tokenid_r2": (BASE.replace(lookup="tokenid", expert_rank=2), ((1, 4), (2, 2))),
+    "softmax_r0": (BASE.replace(lookup="softmax", buckets=16), ((2, 2),)),
+    "lsh_r2": (BASE.replace(lookup="lsh", expert_rank=2, buckets=16), ((1, 4),)),
+    "altup_k2": (BASE.replace(memory="altup", memory_k=2), ((2, 2),)),
+}
+#: Expert tables dominate: 2 x 384 x 32 x 16 floats per layer against 14k dense ones.
+BIG_TABLES = BASE.replace(lookup="tokenid", expert_rank=16)
+COLLECTIVE = re.compile(
+    r"=\s*(\w+)\[([\d,]*)\][^=]*?\s(all-gather|all-to-all|collective-permute)\("
+)
+
+
+def _batch(b: int = 4, length: int = 16, t: int = 8) -> dict:
+    rng = np.random.default_rng(0)
+    return {
+        "encoder_input_tokens": rng.integers(1, 300, (b, length)).astype(np.int32),
+        "decoder_input_tokens": rng.integers(1, 300, (b, t)).astype(np.int32),
+        "decoder_target_tokens": rng.integers(1, 300, (b, t)).astype(np.int32),
+        "decoder_loss_weights": np.ones((b, t), np.float32),
+    }
+
+
+def _max_rel(a, b) -> float:
+    """Largest ``|a - b| / (max|b| + 1e-12)`` over matching leaves."""
+    pairs = zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
+    return max(
+        float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / (np.max(np.abs(y)) + 1e-12))
+        for x, y in pairs
+    )
+
+
+def check_gradients() -> dict:
+    """Loss and gradients on one device against the (1, 4) and (2, 2) meshes."""
+    out = {}
+    batch = _batch()
+    for name, (cfg, meshes) in LOOKUPS.items():
+        params = jax.jit(lambda cfg=cfg: init_params(cfg, jax.random.key(0)))()
+        grad = jax.grad(make_objective(cfg), has_aux=True)
+        g1, s1 = jax.jit(grad)(params, batch, jax.random.key(1))
+        specs = param_specs(cfg)
+        for data, model in meshes:
+            mesh = sharding.make_mesh(data, model)
+            sh = sharding.param_shardings(params, specs, mesh)
+            fn = jax.jit(
+                grad,
+                in_shardings=(sh, sharding.batch_sharded(mesh), None),
+                out_shardings=(sh, None),
+            )
+            with sharding.mesh_context(mesh):
+                g, s = fn(jax.device_put(params, sh), batch, jax.random.key(1))
+            out[f"{name}_{data}x{model}"] = {
+                "loss": [float(s1["loss"]), float(s["loss"])],
+                "grad_rel": _max_rel(g, g1),
+                "expert_specs": sorted(
+                    {
+                        str(v.sharding.spec)
+                        for v in g["encoder"]["layers_0"].get("expert", {}).values()
+                    }
+                ),
+            }
+    return out
+
+
+def collectives(hlo: str) -> list[tuple[str, int]]:
+    """``(op, elements of its result)`` of every all-gather, all-to-all, collective-permute."""
+    found = []
+    for dtype, dims, op in COLLECTIVE.findall(hlo):
+        del dtype
+        found.append((op, int(np.prod([int(d) for d in dims.split(",") if d]))))
+    return found
+
+
+def _compiled_step(cfg: T5Config, data: int, model: int, opt, abstract, specs):
+    """The train step compiled ahead of time on abstract inputs for a ``data x model`` mesh."""
+    mesh = sharding.make_mesh(data, model)
+    sh = sharding.state_shardings(abstract, mesh, specs)
+    state = jax.tree.map(
+        lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, sh
+    )
+    bsh = sharding.batch_sharded(mesh)
+    batch = {
+        k: jax.ShapeDtypeStruct(v.shape, v.dtype, sharding=bsh) for k, v in _batch(8, 32).items()
+    }
+    fn = jax.jit(
+        make_train_step(cfg, opt),
+        in_shardings=(sh, bsh),
+        out_shardings=(sh, sharding.replicated(mesh)),
+    )
+    with sharding.mesh_context(mesh):
+        return fn.lower(state, batch).compile()
+
+
+def check_hlo_and_memory() -> dict:
+    """Collectives of the sharded step, a detector control, and per-device bytes by ``model``."""
+    n, d, r = BIG_TABLES.vocab_size, BIG_TABLES.d_model, BIG_TABLES.expert_rank
+    out = {"table_elements": n * d * r, "memory": {}}
+    opt = make_optimizer(BIG_TABLES)
+    abstract, specs = abstract_state(BIG_TABLES, opt), param_specs(BIG_TABLES)
+    for model in (1, 2, 4):
+        compiled = _compiled_step(BIG_TABLES, 1, model, opt, abstract, specs)
+        mem = compiled.memory_analysis()
+        out["memory"][str(model)] = {
+            "argument": int(mem.argument_size_in_bytes),
+            "temp": int(mem.temp_size_in_bytes),
+        }
+        if model == 4:
+            out["collectives"] = collectives(compiled.as_text())
+    # Control: a table explicitly gathered onto every device is what the detector must see.
+    mesh = sharding.make_mesh(1, 4)
+    table_sh = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("model"))
+    gather = jax.jit(
+        lambda t: jax.lax.with_sharding_constraint(t, sharding.replicated(mesh)) * 2.0,
+        in_shardings=table_sh,
+    )
+    spec = jax.ShapeDtypeStruct((n, d, r), jnp.float32, sharding=table_sh)
+    out["control"] = collectives(gather.lower(spec).compile().as_text())
+    # The reads go through shard_map under the mesh (XLA alone might also avoid the gather).
+    objective, batch = make_objective(BIG_TABLES), _batch()
+    params = abstract["params"]
+    with sharding.mesh_context(mesh):
+        jaxpr = str(jax.make_jaxpr(objective)(params, batch, jax.random.key(0)))
+    plain = str(jax.make_jaxpr(objective)(params, batch, jax.random.key(0)))
+    out["shard_maps"] = [jaxpr.count("shard_map["), plain.count("shard_map[")]
+    return out
+
+
+def check_training(corpus: str, out_dir: str) -> dict:
+    """Per-step train losses of ``lshsim.t5.loop.train`` on three meshes."""
+    from lshsim.t5.loop import train
+
+    cfg = LOOKUPS["tokenid_r2"][0]
+    losses = {}
+    for name, kw in {
+        "1": {"devices": 1},
+        "4x1": {"mesh": "data=4,model=1"},
+        "2x2": {"mesh": "data=2,model=2"},
+    }.items():
+        seen = []
+        train(
+            cfg,
+            f"{out_dir}/{name}",
+            steps=3,
+            corpus=[corpus],
+            batch_size=4,
+            learning_rate=0.1,
+            eval_every=3,
+            progress=False,
+            on_step=lambda step, rec, seen=seen: seen.append(rec["loss"]),
+            **kw,
+        )
+        losses[name] = seen
+    return losses
+
+
+def main(argv: list[str]) -> None:
+    """Print the JSON object of all checks."""
+    corpus, out_dir = argv
+    result: dict = {"devices": jax.device_count(), "cpu_seconds": {}}
+    for name, check in (
+        ("gradients", check_gradients),
+        ("hlo", check_hlo_and_memory),
+        ("train", lambda: check_training(corpus, out_dir)),
+    ):
+        start = time.process_time()
+        result[name] = check()
+        result["cpu_seconds"][name] = round(time.process_time() - start, 2)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
