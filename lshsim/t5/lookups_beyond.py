@@ -55,6 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from lshsim.t5 import sharded_lookup
 from lshsim.t5.configs import T5Config
 from lshsim.t5.lookups_sizes import BEYOND_LOOKUPS  # noqa: F401  (re-exported)
 
@@ -112,30 +113,43 @@ def productkey_select(q, sub_keys, k: int):
     return scores, jnp.take_along_axis(cand, where, axis=-1).astype(jnp.int32)
 
 
+def _neuron_experts(x, wi, wo, bucket):
+    """``V_b relu(U_b^T x)`` per row (``x [M, d]``, ``wi [n, d, r]``, ``wo [n, r, d]``)."""
+    h = jax.nn.relu(jnp.einsum("md,mdr->mr", x, jnp.take(wi, bucket, axis=0)))
+    return jnp.einsum("mr,mrd->md", h, jnp.take(wo, bucket, axis=0))
+
+
 def _values(module, x2, slots, weights, n: int, rank: int, dt):
-    """``sum_j weights_j f_{slots_j}(x)`` over the last axis of ``slots [N, J]``."""
+    """``sum_j weights_j f_{slots_j}(x)`` over all but the first axis of ``slots [N, ...]``.
+
+    The reads go through :mod:`lshsim.t5.sharded_lookup`, so a bucket-sharded table is read
+    where it lives (``shard_map`` + ``psum``) under a ``model``-split mesh.
+    """
     d = x2.shape[-1]
-    flat = slots.reshape(slots.shape[0], -1)
-    w = weights.reshape(flat.shape).astype(dt)
+    count = slots.shape[0]
+    j = slots.size // count
+    flat = slots.reshape(-1).astype(jnp.int32)  # [N J]
+    w = weights.reshape(count, j).astype(dt)
     if rank == 0:
         table = _param(module, "table", _lecun(-1, -2), (n, d), ("buckets", "embed"))
-        rows = jnp.take(table, flat, axis=0).astype(dt)  # [N, J, d]
+        rows = sharded_lookup.gather_rows(table, flat).astype(dt).reshape(count, j, d)
         return jnp.einsum("nj,njd->nd", w, rows)
     wi = _param(module, "wi", _lecun(1, 2, (0,)), (n, d, rank), ("buckets", "embed", "rank"))
     wo = _param(module, "wo", _lecun(1, 2, (0,)), (n, rank, d), ("buckets", "rank", "embed"))
-    u = jnp.take(wi.astype(dt), flat, axis=0)  # [N, J, d, r]
-    h = jax.nn.relu(jnp.einsum("nd,njdr->njr", x2.astype(dt), u))
-    return jnp.einsum("nj,njr,njrd->nd", w, h, jnp.take(wo.astype(dt), flat, axis=0))
+    x_rep = jnp.repeat(x2.astype(dt), j, axis=0)  # row i j: token i's input for its j-th slot
+    out = sharded_lookup.expert_rows(_neuron_experts, x_rep, wi.astype(dt), wo.astype(dt), flat)
+    return jnp.einsum("nj,njd->nd", w, out.reshape(count, j, d))
 
 
 def _productkey(module, x2, cfg: T5Config, dt):
     n, k, heads, d = cfg.num_buckets, cfg.topk, cfg.lookup_heads, x2.shape[-1]
     s = math.isqrt(n)
-    wq = _param(module, "query", _lecun(0, (1, 2)), (d, heads, d), ("embed", "heads", None))
-    scale = _param(module, "query_scale", nn.initializers.ones, (heads, d), ("heads", None))
+    # the query side is small (h d^2) and replicated: a model axis need not divide h
+    wq = _param(module, "query", _lecun(0, (1, 2)), (d, heads, d), ("embed", None, None))
+    scale = _param(module, "query_scale", nn.initializers.ones, (heads, d), (None, None))
     keys = _param(
         module, "sub_keys", nn.initializers.normal(1.0), (heads, 2, s, d // 2),
-        ("heads", None, "keys", None),
+        (None, None, "keys", None),
     )  # fmt: skip
     q = _rms(jnp.einsum("nd,dhe->nhe", x2.astype(jnp.float32), wq), scale, cfg.layer_norm_eps)
     scores, slots = productkey_select(q, keys, k)
