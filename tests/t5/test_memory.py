@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
+from flax import linen as nn  # noqa: E402
 
 from lshsim.hashing import make_family  # noqa: E402
 from lshsim.t5 import memory  # noqa: E402
@@ -136,7 +137,7 @@ def test_divide_and_project_matches_numpy():
     cfg = M2.replace(memory="altup", memory_k=3, memory_extra=10)
     proj = memory.MemoryProjection(cfg)
     extra = np.random.default_rng(0).standard_normal((2, 4, 10)).astype(np.float32)
-    params = proj.init(jax.random.key(1), jnp.asarray(extra))
+    params = nn.meta.unbox(proj.init(jax.random.key(1), jnp.asarray(extra)))
     kernel = np.asarray(params["params"]["kernel"])  # [K-1, e/(K-1), d]
     assert kernel.shape == (2, 5, cfg.d_model)
     embedded = np.concatenate([np.ones((2, 4, cfg.d_model), np.float32), extra], axis=-1)
@@ -247,7 +248,7 @@ def test_rank0_experts_do_not_depend_on_the_input(seed, lookup):
     ids = jnp.asarray(rng.integers(1, cfg.vocab_size, (4, 6)), jnp.int32)
     x1 = jnp.asarray(rng.standard_normal((4, 6, cfg.d_model)), jnp.float32)
     x2 = jnp.asarray(rng.standard_normal((4, 6, cfg.d_model)) * 5, jnp.float32)
-    variables = module.init(jax.random.key(0), x1, ids)
+    variables = nn.meta.unbox(module.init(jax.random.key(0), x1, ids))
     table = np.asarray(variables["params"]["table"])
     for x in (x1, x2):
         out, inter = module.apply(variables, x, ids, mutable=["intermediates"])
@@ -328,7 +329,7 @@ def test_softmax_route_is_the_argmax_and_its_weight_the_probability():
     rng = np.random.default_rng(1)
     x = jnp.asarray(rng.standard_normal((3, 5, cfg.d_model)), jnp.float32)
     ids = jnp.ones((3, 5), jnp.int32)
-    variables = module.init(jax.random.key(2), x, ids)
+    variables = nn.meta.unbox(module.init(jax.random.key(2), x, ids))
     router = np.asarray(variables["params"]["router"])
     assert router.shape == (cfg.d_model, 16)
     assert abs(router.std() - memory.ROUTER_STD) < 0.003  # N(0, 0.02^2) init
@@ -346,7 +347,7 @@ def test_jitter_reaches_the_router_but_not_the_expert_input():
     rng = np.random.default_rng(3)
     x = jnp.asarray(rng.standard_normal((4, 16, cfg.d_model)), jnp.float32)
     ids = jnp.ones((4, 16), jnp.int32)
-    variables = module.init(jax.random.key(0), x, ids)
+    variables = nn.meta.unbox(module.init(jax.random.key(0), x, ids))
     p = {k: np.asarray(v, np.float64) for k, v in variables["params"].items()}
     out, inter = module.apply(
         variables, x, ids, False, rngs={"dropout": jax.random.key(5)}, mutable=["intermediates"]
@@ -375,7 +376,7 @@ def test_router_losses_match_their_formulas():
     rng = np.random.default_rng(4)
     x = jnp.asarray(rng.standard_normal((2, 9, cfg.d_model)), jnp.float32)
     ids = jnp.ones((2, 9), jnp.int32)
-    variables = module.init(jax.random.key(1), x, ids)
+    variables = nn.meta.unbox(module.init(jax.random.key(1), x, ids))
     _, aux = module.apply(variables, x, ids, mutable=["aux_loss"])
     logits = np.asarray(x, np.float64).reshape(-1, cfg.d_model) @ np.asarray(
         variables["params"]["router"], np.float64
