@@ -445,6 +445,10 @@ def probe(
     theory_family(config)  # refuses a model without a lookup
     samples = check_int("samples", samples, 2)
     router_draws = check_int("router_draws", router_draws, 0)
+    if config.lookup == "productkey" and config.topk > 1 and router_draws < 2:
+        raise ValueError(
+            "router_draws: top-k product keys are predicted by re-drawn sub-keys, need >= 2"
+        )
     overlaps = [check_float("overlap", f, 0.0, 1.0) for f in overlaps]
     if not overlaps:
         raise ValueError("overlaps: need at least one overlap")

@@ -128,3 +128,10 @@ def test_probe_at_initialisation_agrees_with_the_theory(changes):
     assert max(abs(r["z"]) for r in result) <= 4
     for r in result:
         assert 0 < r["slots_used"] <= 1 and 0 <= r["gini"] < 1 and r["kl_uniform"] >= 0
+
+
+def test_topk_productkey_without_redraws_is_refused_before_any_work():
+    config = PROBED.replace(lookup="productkey", buckets=16, topk=2)
+    rows = np.arange(3, 67).reshape(2, 32)
+    with pytest.raises(ValueError, match=r"^router_draws: top-k product keys .* need >= 2$"):
+        probe.probe(config, None, rows, np.arange(3, 100), router_draws=1)
