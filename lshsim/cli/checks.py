@@ -35,7 +35,10 @@ NEEDS = (
     (("cross", "output"), "memory", ("sameup", "altup")),
     (("lsh_family", "lookup_seed"), "lookup", ("lsh",)),
     (("router_jitter", "router_balance_loss", "router_z_loss"), "lookup", ("softmax",)),
-    (("rank", "buckets"), "lookup", ("tokenid", "softmax", "lsh")),
+    (("rank", "buckets"), "lookup", ("tokenid", "softmax", "lsh", "productkey", "ngram")),
+    (("topk",), "lookup", ("productkey",)),
+    (("ngram",), "lookup", ("ngram",)),
+    (("heads",), "lookup", ("productkey", "ngram")),
 )
 
 

@@ -23,6 +23,10 @@ MEMORY_HELP = """external memory (paper sections 3 and 6):
   --lookup tokenid|softmax|lsh  a partial expert per layer: output L(x) + w(x) f_i(x),
                              bucket i from the token id, a learned top-1 softmax router, or
                              SimHash/cross-polytope of the layer input
+  --lookup productkey|ngram  beyond the paper: a product-key memory (n = s^2 slots, PKM's
+                             top-k, --heads summed, PEER experts with --rank) or hashed
+                             n-gram tables (Engram: --ngram N tokens, --heads hash tables of
+                             prime sizes >= --buckets, sigmoid-gated)
   the two combine freely (see `lshsim cost --config C --compare` for their FLOPs); the other
   flags need the method or lookup they tune: one that would have no effect is an error
 """
@@ -42,6 +46,9 @@ MEMORY_FIELDS = {
     "router_jitter": "router_jitter",
     "router_balance_loss": "router_balance_loss",
     "router_z_loss": "router_z_loss",
+    "topk": "topk",
+    "heads": "lookup_heads",
+    "ngram": "ngram",
 }
 
 
@@ -88,7 +95,8 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         "--buckets",
         type=int,
         metavar="N",
-        help="table size per layer (tokenid: the vocabulary; default 64; with --lookup)",
+        help="table size per layer (tokenid: the vocabulary; productkey: a square s^2; "
+        "ngram: each head's prime is >= N; default 64; with --lookup)",
     )
     g.add_argument(
         "--lsh-family", choices=LSH_FAMILIES, help="LSH lookup family (simhash; with --lookup lsh)"
@@ -116,6 +124,18 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         type=float,
         metavar="C",
         help="router z-loss weight (0; with --lookup softmax)",
+    )
+    g.add_argument(
+        "--topk", type=int, metavar="K", help="slots read per token (1; with --lookup productkey)"
+    )
+    g.add_argument(
+        "--heads",
+        type=int,
+        metavar="H",
+        help="product-key heads or n-gram hash heads (1; with --lookup productkey|ngram)",
+    )
+    g.add_argument(
+        "--ngram", type=int, metavar="N", help="tokens per hashed n-gram (2; with --lookup ngram)"
     )
 
 

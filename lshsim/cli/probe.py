@@ -27,16 +27,26 @@ the columns:
              v_router is the spread of --router-draws fresh random lookups on the same inputs
              (what a random router could have given); pairs-only bounds are in --json
   predicted  the theory given the measured cosines: mean over positions of
-             voronoi(n, cos) (softmax), simhash/cross-polytope(n, cos) (lsh), or token
-             equality (tokenid)
+             voronoi(n, cos) (softmax), simhash/cross-polytope(n, cos) (lsh), token
+             equality (tokenid), voronoi(s, a1) voronoi(s, a2) at the query half-cosines
+             (productkey, top-1; s = sqrt(n)), the top-k overlap under re-drawn sub-keys
+             (productkey --topk k > 1), or n-gram equality + (1 - equality)/m (ngram)
   at f       the theory at cosine f, the paper's idealisation (tokens replaced by their mean)
   z          (measured - predicted) / sd: near N(0, 1) for a random router, large when a
              trained router departs from the random-router theory
   effective buckets  exp(entropy) of the buckets the layer used: a collapsed router uses few
+  slots used, gini   the fraction of the table selected at least once and the Gini
+             coefficient of the selection counts (--json adds KL to uniform), as
+             memory-layer papers report usage
+  productkey rows measure head 0 (top-1 slot, or its top-k overlap |A & B|/k) and the
+  cosine of its queries; ngram rows measure head 0's bucket, and realised is the n-gram
+  sharing q (see lshsim.t5.probe_beyond)
 
 examples:
   lshsim probe --config tiny --lookup softmax                 # at initialisation
   lshsim probe --config tiny --lookup lsh --lsh-family crosspolytope --buckets 64
+  lshsim probe --config tiny --lookup productkey --buckets 256 --topk 2
+  lshsim probe --config tiny --lookup ngram --ngram 2 --heads 4 --buckets 1000
   lshsim train --config tiny --lookup softmax --steps 400 --batch 16 --input-length 64 --out r
   lshsim probe --checkpoint r --json
 """
@@ -56,7 +66,8 @@ def add_parser(sub) -> None:
             "cosine of the two layer inputs. Report the collision rate per layer and f next "
             "to the theory's prediction given those cosines: Voronoi for a softmax router "
             "(exact for a random router), SimHash or cross-polytope for LSH, token equality "
-            "for Token-ID."
+            "for Token-ID, the product of two Voronoi probabilities at the query half-cosines for "
+            "product keys, n-gram equality plus the hash term for hashed n-grams."
         ),
         epilog=_EPILOG,
         formatter_class=Formatter,
@@ -134,7 +145,7 @@ def _source(args):
     if args.step is not None:
         raise ValueError("step: only with --checkpoint")
     if args.lookup is None:
-        raise ValueError("lookup: --config needs --lookup tokenid|softmax|lsh")
+        raise ValueError("lookup: --config needs --lookup tokenid|softmax|lsh|productkey|ngram")
     config = config_from_args(args)
     probe.theory_family(config)  # a model without a lookup is refused before any work
     rows, ids = probe.sentence_source(config, corpus=args.corpus, seed=seed, length=args.length)
@@ -214,9 +225,10 @@ def _print_table(result: list[dict], summary: list[dict]) -> None:
             f"[{r['ci_low']:.4f}, {r['ci_high']:.4f}] {r['predicted']:9.4f} "
             f"{r['predicted_at_f']:7.4f} {r['z']:6.2f}"
         )
-    print("per layer: mean (measured - predicted), rms z, predictions inside the CI, buckets used")
+    print("per layer: mean (measured - predicted), rms z, predictions inside the CI, slot usage")
     for s in summary:
         print(
             f"{s['layer']:<10s} {s['mean_departure']:+.4f}  rms z {s['rms_z']:.2f}  "
-            f"inside {s['inside']}/{s['rows']}  effective buckets {s['effective_buckets']:.1f}"
+            f"inside {s['inside']}/{s['rows']}  effective buckets {s['effective_buckets']:.1f}  "
+            f"used {s['slots_used']:.3f}  gini {s['gini']:.3f}"
         )

@@ -23,7 +23,13 @@ from lshsim.plots.style import CATEGORY_COLORS
 
 __all__ = ["plot_routing_init", "plot_routing_trained"]
 
-_THEORY = {"softmax": "Voronoi", "lsh": "SimHash", "tokenid": "token equality"}
+_THEORY = {
+    "softmax": "Voronoi",
+    "lsh": "SimHash",
+    "tokenid": "token equality",
+    "productkey": "Voronoi(s) x Voronoi(s)",
+    "ngram": "2-gram equality + 1/m",
+}
 
 
 def _layers(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -1,7 +1,8 @@
 """The routing-probe studies: does a T5 lookup route sentence pairs like a random lookup?
 
-``routing_init`` probes the tiny T5 at initialisation (softmax router, SimHash LSH, Token-ID);
-``routing_trained`` trains it briefly and probes it before and after. JAX is imported only when
+``routing_init`` probes the tiny T5 at initialisation (softmax router, SimHash LSH, Token-ID,
+and beyond the paper product keys and hashed 2-grams); ``routing_trained`` trains it briefly
+and probes it before and after. JAX is imported only when
 a study runs. Each writes a section of ``REPORT.md`` (:func:`init_section`,
 :func:`trained_section`).
 """
@@ -18,19 +19,27 @@ from lshsim.studies.base import Study
 PROBE_CONFIG = "tiny"
 PROBE_BUCKETS = 64
 PROBE_TRAIN = {"batch_size": 16, "input_length": 64}
-#: lookups trained by ``routing_trained``: the learned router, and LSH as the control whose
-#: hash functions stay fixed (only the layer inputs can adapt to them)
-TRAINED_LOOKUPS = ("softmax", "lsh")
+#: lookups trained by ``routing_trained``: the learned router, LSH as the control whose
+#: hash functions stay fixed (only the layer inputs can adapt to them), and product keys
+#: (learned sub-keys, like the router)
+TRAINED_LOOKUPS = ("softmax", "lsh", "productkey")
+#: the lookups probed at initialisation
+INIT_LOOKUPS = ("softmax", "lsh", "tokenid", "productkey", "ngram")
 
 
 @dataclass(frozen=True)
 class ProbeConfig:
-    """Sizes of both routing studies: overlaps, pairs, router draws, and training steps."""
+    """Sizes of both routing studies.
+
+    Overlaps, pairs, router draws, training steps, and the lookups trained (a subset of
+    :data:`TRAINED_LOOKUPS`; each costs a training run).
+    """
 
     probe_overlaps: tuple[float, ...]
     probe_samples: int
     probe_draws: int
     probe_steps: int
+    trained_lookups: tuple[str, ...] = TRAINED_LOOKUPS
 
 
 def _probe_config(lookup: str):
@@ -57,13 +66,13 @@ def _probe_rows(cfg: ProbeConfig, config, params, rows, ids, seed: int) -> list[
 
 
 def routing_init(cfg: ProbeConfig, seed: int) -> dict:
-    """The routing probe at initialisation: softmax (random router), SimHash LSH, Token-ID."""
+    """The routing probe at initialisation, per lookup of :data:`INIT_LOOKUPS`."""
     from lshsim.t5 import probe
 
     out = {"config": PROBE_CONFIG, "lookups": {}}
     # the sentences depend on the corpus, seed and tokenizer size only: shared by the lookups
     rows, ids = probe.sentence_source(_probe_config("tokenid"), seed=seed)
-    for lookup in ("softmax", "lsh", "tokenid"):
+    for lookup in INIT_LOOKUPS:
         config = _probe_config(lookup)
         result = _probe_rows(cfg, config, probe.initial_params(config, seed), rows, ids, seed)
         out["lookups"][lookup] = {
@@ -109,18 +118,18 @@ def _trained_probe(cfg: ProbeConfig, lookup: str, seed: int) -> dict:
 
 
 def routing_trained(cfg: ProbeConfig, seed: int) -> dict:
-    """The probe before and after a short training run, per lookup of :data:`TRAINED_LOOKUPS`."""
+    """The probe before and after a short training run, per lookup of ``cfg.trained_lookups``."""
     return {
         "config": PROBE_CONFIG,
         "train": {**PROBE_TRAIN, "steps": cfg.probe_steps},
-        "lookups": {lookup: _trained_probe(cfg, lookup, seed) for lookup in TRAINED_LOOKUPS},
+        "lookups": {lookup: _trained_probe(cfg, lookup, seed) for lookup in cfg.trained_lookups},
     }
 
 
 def _summary_table(summaries: dict[str, list[dict]]) -> list[str]:
     """One row per layer; per labelled summary: mean departure, rms z, inside, buckets used."""
     labels = list(summaries)
-    cols = ("mean(measured - predicted)", "rms z", "inside CI", "effective buckets")
+    cols = ("mean(measured - predicted)", "rms z", "inside CI", "effective buckets", "used, Gini")
     head = "| layer | " + " | ".join(f"{lab}: {c}" for lab in labels for c in cols) + " |"
     lines = [head, "| --- " * (1 + len(cols) * len(labels)) + "|"]
     for i, row in enumerate(summaries[labels[0]]):
@@ -132,6 +141,7 @@ def _summary_table(summaries: dict[str, list[dict]]) -> list[str]:
                 f"{s['rms_z']:.2f}",
                 f"{s['inside']}/{s['rows']}",
                 f"{s['effective_buckets']:.1f}",
+                f"{s['slots_used']:.2f}, {s['gini']:.2f}",
             ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -178,8 +188,13 @@ _CONFIGS = {
     "default": ProbeConfig(
         probe_overlaps=(0.1, 0.3, 0.5, 0.7, 0.9), probe_samples=128, probe_draws=32, probe_steps=400
     ),
+    # quick: product keys only at initialisation (a third training run would add ~20 s)
     "quick": ProbeConfig(
-        probe_overlaps=(0.2, 0.5, 0.8), probe_samples=24, probe_draws=8, probe_steps=30
+        probe_overlaps=(0.2, 0.5, 0.8),
+        probe_samples=24,
+        probe_draws=8,
+        probe_steps=30,
+        trained_lookups=("softmax", "lsh"),
     ),
 }
 
@@ -192,7 +207,8 @@ STUDIES = (
         "routing_init",
         routing_init,
         plot_routing_init,
-        "The routing probe on the tiny T5 at initialisation: per layer, the "
+        "The routing probe on the tiny T5 at initialisation (the paper's three lookups, "
+        "product keys and hashed 2-grams): per layer, the "
         "measured rate at which the two sentences of a pair send an aligned token to one bucket "
         "(95% CI: sentence pairs and re-drawn random lookups), the theory given the measured "
         "cosines (solid), and the theory at cosine f (dashed).",
@@ -204,7 +220,7 @@ STUDIES = (
         "routing_trained",
         routing_trained,
         plot_routing_trained,
-        "The softmax router and the LSH lookup before and after training: "
+        "The softmax router, the LSH lookup and product keys before and after training: "
         "measured against predicted (the random-lookup theory at the measured cosines); points "
         "off the diagonal route unlike a random lookup.",
         _CONFIGS,

@@ -86,6 +86,10 @@ def _expert_params(cfg: T5Config) -> int:
     """Parameters of one layer's partial expert (router, table or low-rank pair)."""
     if cfg.lookup == "none":
         return 0
+    if cfg.lookup in ("productkey", "ngram"):
+        from lshsim.t5.lookups_sizes import expert_params
+
+        return expert_params(cfg)
     n, d, r = cfg.num_buckets, cfg.d_model, cfg.expert_rank
     router = d * n if cfg.lookup == "softmax" else 0
     return router + (n * d if r == 0 else 2 * n * d * r)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 from lshsim._validate import check_float, check_int
@@ -76,6 +77,10 @@ class T5Config:
         router_z_loss: coefficient of the router z-loss (0: off).
         expert_impl: ``gather`` (per-token weight gather; fast on CPU) or ``ragged``
             (tokens sorted by bucket and ``jax.lax.ragged_dot``; less memory at large rank).
+        topk: slots each token reads (``productkey``: PKM's top-k, ``1 <= k <= sqrt(n)``).
+        lookup_heads: product-key heads (summed) or n-gram hash heads (``--heads``; >= 1).
+        ngram: tokens hashed per n-gram bucket (``ngram`` lookup; >= 1).
+        See :mod:`lshsim.t5.lookups_beyond` for the ``productkey`` and ``ngram`` lookups.
     """
 
     name: str
@@ -110,6 +115,9 @@ class T5Config:
     router_balance_loss: float = 0.0
     router_z_loss: float = 0.0
     expert_impl: str = "gather"
+    topk: int = 1
+    lookup_heads: int = 1
+    ngram: int = 2
 
     def __post_init__(self):
         """Validate the memory and lookup fields (one-line errors naming the parameter)."""
@@ -162,7 +170,7 @@ class T5Config:
 
 #: Choices of the memory and lookup fields (the CLI and the studies enumerate these).
 MEMORY_METHODS = ("none", "sum", "sameup", "altup")
-LOOKUPS = ("none", "tokenid", "softmax", "lsh")
+LOOKUPS = ("none", "tokenid", "softmax", "lsh", "productkey", "ngram")
 #: The :mod:`lshsim.hashing` family ``(name, parameters)`` of each ``lsh_family``: the model
 #: draws its LSH matrix from it and buckets by its rule (``HashFamily.buckets_from_scores``).
 LSH_HASH_FAMILIES = {
@@ -214,6 +222,27 @@ def _validate_memory(cfg: T5Config) -> None:
         raise ValueError(f"buckets: simhash needs a power of two >= 2, got {n}")
     if cfg.lookup == "lsh" and cfg.lsh_family == "crosspolytope" and (n < 2 or n % 2):
         raise ValueError(f"buckets: crosspolytope needs an even number >= 2, got {n}")
+    _validate_beyond(cfg, n)
+
+
+def _validate_beyond(cfg: T5Config, n: int) -> None:
+    """The product-key and n-gram fields (lookups beyond the paper)."""
+    k = check_int("topk", cfg.topk, 1)
+    check_int("heads (lookup_heads)", cfg.lookup_heads, 1, 64)
+    check_int("ngram", cfg.ngram, 1, 64)
+    if cfg.lookup == "ngram" and not 2 <= n <= 2**31:
+        raise ValueError(f"buckets: ngram needs a table size in [2, 2^31], got {n}")
+    if cfg.lookup != "productkey":
+        if k != 1:
+            raise ValueError(f"topk: only the productkey lookup reads k > 1 slots, got {k}")
+        return
+    s = math.isqrt(n)
+    if s * s != n or s < 2:
+        raise ValueError(f"buckets: productkey needs a perfect square s^2 >= 4, got {n}")
+    if k > s:
+        raise ValueError(f"topk: productkey needs 1 <= k <= sqrt(buckets) = {s}, got {k}")
+    if cfg.d_model % 2:
+        raise ValueError(f"d_model: productkey halves the query, needs even, got {cfg.d_model}")
 
 
 def padded_vocab(num_pieces: int) -> int:

@@ -9,8 +9,9 @@ is the gradient of the loss (cross-entropy plus z-loss, router losses when confi
 the optimiser update.
 
 :func:`comparison` prices the variants the paper compares against the plain config: AltUp with
-K=2 and K=4, SameUp, Sum, each lookup, and a plain transformer whose layers are K times wider
-(:func:`widened_transformer`), the quadratic cost AltUp avoids.
+K=2 and K=4, SameUp, Sum, each lookup (the paper's three, product keys and hashed n-grams),
+and a plain transformer whose layers are K times wider (:func:`widened_transformer`), the
+quadratic cost AltUp avoids.
 """
 
 from __future__ import annotations
@@ -130,6 +131,10 @@ def comparison_configs(config: T5Config | str) -> dict[str, T5Config]:
         lookup="softmax", expert_rank=128, buckets=64
     )
     out["lsh rank 128, 128 buckets"] = base.replace(lookup="lsh", expert_rank=128, buckets=128)
+    out["productkey 1024 slots, top-2"] = base.replace(lookup="productkey", buckets=1024, topk=2)
+    out["ngram N=2, 2 heads x 1024 rows"] = base.replace(
+        lookup="ngram", ngram=2, lookup_heads=2, buckets=1024
+    )
     out["plain width 2d"] = widened_transformer(base, 2)
     out["plain width 4d"] = widened_transformer(base, 4)
     return out

@@ -60,7 +60,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lshsim.t5 import sharded_lookup
+from lshsim.t5 import lookups_beyond, sharded_lookup
 from lshsim.t5.configs import LSH_HASH_FAMILIES, T5Config
 
 #: Router initialisation standard deviation (the paper's supplement).
@@ -159,6 +159,8 @@ class PartialExpert(nn.Module):
     def __call__(self, x, token_ids, deterministic: bool = True):
         """``w(x) f_i(x)`` for ``x [..., d]`` with ``token_ids [...]``."""
         cfg = self.config
+        if cfg.lookup in lookups_beyond.BEYOND_LOOKUPS:  # product keys, hashed n-grams
+            return lookups_beyond.apply(self, x, token_ids, deterministic)
         dt = jnp.dtype(cfg.dtype)
         shape, d, n, r = x.shape, x.shape[-1], cfg.num_buckets, cfg.expert_rank
         x2 = x.reshape(-1, d)

@@ -56,7 +56,10 @@ import numpy as np
 
 from lshsim import theory
 from lshsim._validate import check_float, check_int
+from lshsim.t5 import probe_beyond
 from lshsim.t5.configs import LSH_HASH_FAMILIES, T5Config
+from lshsim.t5.lookups_sizes import BEYOND_LOOKUPS
+from lshsim.t5.usage import usage_metrics
 
 #: overlaps probed by default
 OVERLAPS = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -88,6 +91,9 @@ ROW_KEYS = (
     "sd_pairs",
     "z",
     "effective_buckets",
+    "slots_used",
+    "kl_uniform",
+    "gini",
     "pairs",
     "positions",
 )
@@ -106,6 +112,8 @@ def theory_family(config: T5Config) -> tuple[str | None, dict]:
         return name, dict(params)
     if config.lookup == "tokenid":
         return None, {}
+    if config.lookup in BEYOND_LOOKUPS:  # predicted by lshsim.t5.probe_beyond
+        return config.lookup, {}
     raise ValueError(f"lookup: the model has no lookup to probe (lookup {config.lookup!r})")
 
 
@@ -205,8 +213,12 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
         ):
             for i in range(count):
                 e = inter[stack][f"layers_{i}"]["expert"]
+                if config.lookup in BEYOND_LOOKUPS:
+                    ids, vec = probe_beyond.record_arrays(config, e)
+                else:
+                    ids, vec = e["bucket"][0], e["layer_input"][0]
                 parts.setdefault(_layer_name(stack, i), []).append(
-                    (np.asarray(e["bucket"][0]), np.asarray(e["layer_input"][0], np.float32))
+                    (np.asarray(ids), np.asarray(vec, np.float32))
                 )
     return {
         name: (
@@ -290,6 +302,10 @@ def layer_stats(
         buckets used: a collapsed router uses few), ``redrawn`` (mean rate of the re-drawn
         lookups, NaN without) and ``v_router`` (their variance).
     """
+    if config.lookup in BEYOND_LOOKUPS:
+        return probe_beyond.layer_stats(
+            name, overlap, config, rec_a, rec_b, tok_a, tok_b, router_draws=router_draws, seed=seed
+        )
     family, fparams = theory_family(config)
     (ba, xa), (bb, xb) = rec_a, rec_b
     same = tok_a == tok_b
@@ -308,12 +324,12 @@ def layer_stats(
             seed,
         )
         redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
-    _, counts = np.unique(np.concatenate([ba.ravel(), bb.ravel()]), return_counts=True)
-    share = counts / counts.sum()
+    usage = usage_metrics(np.concatenate([ba.ravel(), bb.ravel()]), config.num_buckets)
     return {
         "name": name,
         "overlap": overlap,
-        "effective_buckets": float(np.exp(-np.sum(share * np.log(share)))),
+        "effective_buckets": usage["effective"],
+        "usage": usage,
         "collide": ba == bb,
         "cos": _cosines(xa, xb),
         "same": same,
@@ -335,7 +351,9 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
     """
     family, fparams = theory_family(config)
     n = config.num_buckets
-    if family is None:
+    if config.lookup in BEYOND_LOOKUPS:
+        per_position = probe_beyond.predictions(config, stats)
+    elif family is None:
         per_position = [st["same"].astype(np.float64) for st in stats]
     else:
         flat = np.concatenate([st["cos"].reshape(-1) for st in stats])
@@ -352,7 +370,12 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
         measured = float(per_pair.mean())
         v_pairs = float(per_pair.var(ddof=1) / pairs) if pairs > 1 else 0.0
         predicted = float(pp.mean())
-        at_f = f if family is None else _at_cosine(family, n, f, tuple(fparams.items()))
+        if config.lookup in BEYOND_LOOKUPS:
+            at_f = probe_beyond.at_overlap(config, f, length)
+        elif family is None:
+            at_f = f
+        else:
+            at_f = _at_cosine(family, n, f, tuple(fparams.items()))
         sd = math.sqrt(v_pairs + st["v_router"])
         diff = measured - predicted
         if sd > 0:
@@ -380,6 +403,9 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
                 "sd_pairs": math.sqrt(v_pairs),
                 "z": z,
                 "effective_buckets": st["effective_buckets"],
+                "slots_used": st["usage"]["used"],
+                "kl_uniform": st["usage"]["kl_uniform"],
+                "gini": st["usage"]["gini"],
                 "pairs": int(pairs),
                 "positions": int(pairs * length),
             }
@@ -419,6 +445,10 @@ def probe(
     theory_family(config)  # refuses a model without a lookup
     samples = check_int("samples", samples, 2)
     router_draws = check_int("router_draws", router_draws, 0)
+    if config.lookup == "productkey" and config.topk > 1 and router_draws < 2:
+        raise ValueError(
+            "router_draws: top-k product keys are predicted by re-drawn sub-keys, need >= 2"
+        )
     overlaps = [check_float("overlap", f, 0.0, 1.0) for f in overlaps]
     if not overlaps:
         raise ValueError("overlaps: need at least one overlap")
@@ -458,7 +488,8 @@ def summarise(rows: Sequence[dict]) -> list[dict[str, Any]]:
     Returns:
         One dict per layer: ``layer``, ``mean_departure`` (mean of measured - predicted over
         the overlaps), ``max_abs_z``, ``rms_z``, ``inside`` (rows whose interval contains
-        the prediction) out of ``rows``, and ``effective_buckets`` (mean over the overlaps).
+        the prediction) out of ``rows``, and the mean over the overlaps of
+        ``effective_buckets``, ``slots_used`` and ``gini`` (:mod:`lshsim.t5.usage`).
     """
     layers: dict[str, list] = {}
     for r in rows:
@@ -474,6 +505,8 @@ def summarise(rows: Sequence[dict]) -> list[dict[str, Any]]:
                 "rms_z": float(np.sqrt(np.mean(z**2))),
                 "inside": sum(r["ci_low"] <= r["predicted"] <= r["ci_high"] for r in rs),
                 "effective_buckets": float(np.mean([r["effective_buckets"] for r in rs])),
+                "slots_used": float(np.mean([r["slots_used"] for r in rs])),
+                "gini": float(np.mean([r["gini"] for r in rs])),
                 "rows": len(rs),
             }
         )
