@@ -3,7 +3,7 @@
 ``collision_beyond`` draws, at a few cosines ``a = f``, the exact collision probability of every
 family against ``n`` (the vector families at cosine ``a``; product keys with both halves at
 ``a``, ``n = 4^j``; min-hash and Token-ID on sentence pairs sharing ``f l`` tokens, and the
-hashed n-gram family where it is registered), the product keys' Monte Carlo (reduced mode: two
+hashed 2-gram family), the product keys' Monte Carlo (reduced mode: two
 Voronoi draws) with 95% intervals, and one panel of top-k overlap: Voronoi's exact overlap for
 a few ``k`` and the product keys' Monte-Carlo top-k overlap (PKM's rule, full mode).
 """
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from lshsim import theory
 from lshsim.estimate import estimate_collision
 from lshsim.estimate_topk import estimate_topk_overlap
-from lshsim.hashing import FAMILIES
 from lshsim.plots.beyond import plot_collision_beyond
 from lshsim.studies.base import LENGTH, Study, append_estimate, spawn_seeds
 from lshsim.studies.collision import VECTOR, _exact
@@ -40,10 +39,8 @@ class BeyondConfig:
     topk_mc_samples: int
 
 
-def _ngram_curve(ns: list[int], f: float) -> list[float] | None:
-    """The hashed 2-gram family's exact rate, where that family is registered (branch ngram)."""
-    if "ngram" not in FAMILIES or not hasattr(theory, "ngram_probability"):
-        return None
+def _ngram_curve(ns: list[int], f: float) -> list[float]:
+    """The hashed 2-gram family's exact rate ``q + (1-q)/n`` at each table size ``n``."""
     return [theory.ngram_probability(2, n, f, LENGTH) for n in ns]
 
 
@@ -55,9 +52,7 @@ def _collision_panel(cfg: BeyondConfig, f: float, seeds: list[int]) -> dict:
         "n": squares,
         "p": [theory.productkey_probability(n, f) for n in squares],
     }
-    ngram = _ngram_curve(ns, f)
-    if ngram is not None:
-        exact["ngram"] = {"n": ns, "p": ngram}
+    exact["ngram"] = {"n": ns, "p": _ngram_curve(ns, f)}
     mc: dict = {"n": [2**k for k in cfg.beyond_mc_log2n]}
     for n, seed in zip(mc["n"], seeds, strict=False):
         est = estimate_collision(

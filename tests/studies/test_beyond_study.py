@@ -59,23 +59,18 @@ def test_figure(quick, tmp_path):
         plot_collision_beyond({"panels": quick["panels"]})
 
 
-def test_ngram_curve_appears_when_that_family_is_registered(monkeypatch):
-    """With a family 'ngram' and theory.ngram_probability (branch ngram), the panel draws its
-    2-gram curve with (N, m, f, l) = (2, n, f, 40); without them, no curve."""
+def test_ngram_curve_is_the_exact_two_gram_rate():
+    """The panel's 2-gram curve at l = 40 is q + (1-q)/n with q = s(s-1)/(l(l-1)), s = f l,
+    computed here by hand."""
     import lshsim.studies.beyond as beyond
 
     cfg = dataclasses.replace(
         STUDIES["collision_beyond"].config("quick"), beyond_log2n=(2, 4), beyond_mc_log2n=()
     )
-    assert "ngram" not in beyond._collision_panel(cfg, 0.5, [])["exact"]
-    calls = []
-    monkeypatch.setitem(beyond.FAMILIES, "ngram", object)
-    monkeypatch.setattr(
-        beyond.theory, "ngram_probability", lambda *a: calls.append(a) or 0.25, raising=False
-    )
     curve = beyond._collision_panel(cfg, 0.5, [])["exact"]["ngram"]
-    assert curve == {"n": [4, 16], "p": [0.25, 0.25]}
-    assert calls == [(2, 4, 0.5, 40), (2, 16, 0.5, 40)]
+    q = 20 * 19 / (40 * 39)
+    assert curve["n"] == [4, 16]
+    assert curve["p"] == pytest.approx([q + (1 - q) / 4, q + (1 - q) / 16], rel=1e-12)
 
 
 def test_topk_lines_start_at_n_equal_k():

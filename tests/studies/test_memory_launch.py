@@ -239,7 +239,9 @@ def test_slurm_dry_run_of_the_real_variant_prints_147_scripts(tmp_path, capsys):
         (["--train-args", "--lr 2"], "--train-args: --lr changes what is trained"),
         (["--train-args", "--K 4"], "--train-args: --K is set by the study"),
         (["--train-args=--json"], "--train-args: --json has no effect on a study run"),
-        (["--train-args", "--mesh 2x2"], "--train-args: unrecognized arguments: --mesh 2x2"),
+        (["--train-args", "--mesh-size 2"], "--train-args: unrecognized arguments: --mesh-size"),
+        (["--train-args", "--mesh 2x2"], "--train-args: mesh: expected data=A,model=B"),
+        (["--train-args", "--accumulate 2"], "--train-args: --accumulate changes what is trained"),
         (["--collect", "--plot"], "--collect: not with --dry-run, --plot or --reeval"),
     ],
 )

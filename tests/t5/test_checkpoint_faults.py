@@ -172,8 +172,8 @@ def _diverging(at: int, factor: float):
     """``make_train_step`` whose step ``at`` multiplies the updated parameters by ``factor``."""
     real = steps_mod.make_train_step
 
-    def make(config, optimizer, seed=0):
-        step_fn = real(config, optimizer, seed)
+    def make(config, optimizer, seed=0, accumulate=1):
+        step_fn = real(config, optimizer, seed, accumulate)
 
         def diverging(state, batch):
             new, metrics = step_fn(state, batch)

@@ -17,7 +17,11 @@ from lshsim.t5.steps import init_state, make_optimizer, make_train_step  # noqa:
 
 from .conftest import MICRO  # noqa: E402
 
-COMBOS = list(itertools.product(MEMORY_METHODS, LOOKUPS))
+#: The paper's lookups with every method; the lookups beyond the paper with the plain model
+#: (their own tests in test_lookups_beyond.py check them against NumPy).
+PAPER_LOOKUPS = ("none", "tokenid", "softmax", "lsh")
+COMBOS = list(itertools.product(MEMORY_METHODS, PAPER_LOOKUPS))
+COMBOS += [("none", lookup) for lookup in LOOKUPS if lookup not in PAPER_LOOKUPS]
 #: Through the CLI: every method and every lookup at least once (all 16 pass too, ~10 s each;
 #: the in-process test below covers all 16 with the same train step).
 CLI_COMBOS = [
@@ -38,6 +42,8 @@ LOOKUP_FIELDS = {
     "tokenid": {"lookup": "tokenid", "expert_rank": 2},
     "softmax": {"lookup": "softmax", "expert_rank": 2, "buckets": 8},
     "lsh": {"lookup": "lsh", "expert_rank": 2, "buckets": 8},
+    "productkey": {"lookup": "productkey", "expert_rank": 0, "buckets": 16, "topk": 2},
+    "ngram": {"lookup": "ngram", "expert_rank": 2, "buckets": 31, "ngram": 2},
 }
 
 

@@ -44,7 +44,9 @@ FIXED = {
     "resume",
 }
 #: Options that would change what is trained without changing the run key.
-CHANGES_RESULT = {"lr", "target_length", "dtype", "tokenizer"}
+#: ``--accumulate k > 1`` draws each micro-batch's dropout / jitter key apart (see
+#: :func:`lshsim.t5.steps.make_train_step`), so it changes the numbers as well as the memory
+CHANGES_RESULT = {"lr", "target_length", "dtype", "tokenizer", "accumulate"}
 
 
 def _train_parser() -> argparse.ArgumentParser:
@@ -103,7 +105,20 @@ def parse_train_args(text: str) -> dict[str, Any]:
         if dest not in keywords:
             raise ValueError(f"--train-args: {flag} has no effect on a study run")
         out[dest] = value
+    if "mesh" in out:
+        _check_mesh_form(out["mesh"])
     return out
+
+
+def _check_mesh_form(text: str) -> None:
+    """Refuse a malformed ``--mesh`` now; its device count is checked where the run starts."""
+    from lshsim.t5.sharding import parse_mesh
+
+    try:
+        parse_mesh(text, device_count=0)  # no mesh has 0 devices: only the form can fail first
+    except ValueError as exc:
+        if "must equal the" not in str(exc):
+            raise ValueError(f"--train-args: {exc}") from None
 
 
 def spec_payload(spec: RunSpec, train_kwargs: dict[str, Any], train_args: str) -> dict:
