@@ -48,8 +48,9 @@ EXACT_RTOL = 1e-9
 #: The versions that fix the Monte-Carlo numbers (keys of the recorded ``versions``).
 MC_STACK = ("python", "numpy", "scipy", "numba", "llvmlite")
 #: Top-level keys of ``results.json`` that are not numbers of the run: the package version,
-#: the seed (a comparison needs equal seeds), the recorded versions and kinds.
-METADATA = ("lshsim", "seed", "versions", "kinds")
+#: the seed (a comparison needs equal seeds), the recorded versions and kinds, and which
+#: claim checks ran (``quick`` or ``full``, as the profile in ``config`` says).
+METADATA = ("lshsim", "seed", "versions", "kinds", "claims_check")
 #: The kinds of ``results.json``'s parts outside the studies.
 TOP = {"config": "exact", "claims": "monte_carlo", "holds": "monte_carlo"}
 

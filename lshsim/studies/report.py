@@ -79,7 +79,8 @@ def report(
         "# lshsim reproduce: report",
         "",
         f"Run: `lshsim reproduce{' --quick' if profile == 'quick' else ''} --seed {seed}` "
-        f"(lshsim {__version__}), {sum(v.holds for v in verdicts)}/{len(verdicts)} claims hold.",
+        f"(lshsim {__version__}), {sum(v.holds for v in verdicts)}/{len(verdicts)} claims hold"
+        f"{' (quick checks)' if profile == 'quick' else ''}.",
         "",
     ]
     if run_info is not None:

@@ -115,13 +115,15 @@ def run(
 
     Args:
         out: output folder (created).
-        quick: the smoke run (profile ``quick``) instead of the committed one.
+        quick: the smoke run (profile ``quick``: small studies, each claim's quick check)
+            instead of the committed one (full checks).
         seed: the seed of every study.
         progress: called with each step's name (each study, each figure, ``claims``).
         figures: draw the figures.
 
     Returns:
-        What ``results.json`` holds (``lshsim``, ``config``, ``seed``, ``studies``, ``claims``,
+        What ``results.json`` holds (``lshsim``, ``config``, ``seed``, ``studies``, ``claims``
+        (``claims_check``: ``quick`` or ``full``),
         ``holds``, ``versions``: what the numbers were made with, ``kinds``: the
         reproducibility kind of each part, see :mod:`lshsim.studies.kinds`) plus ``timing``
         (seconds per step).
@@ -136,11 +138,12 @@ def run(
     manifest.start(out, head)
     data, timing, files = _compute(out, profile, config, seed, progress)
     results = {"lshsim": __version__, "config": config, "seed": seed, "studies": data}
+    results["claims_check"] = "quick" if quick else "full"
     drawn, figure_files = _draw(out, progress) if figures else ([], [])
     if progress:
         progress("claims")
     t0 = time.perf_counter()
-    verdicts = claims.check()
+    verdicts = claims.check(quick=quick)  # --quick: each claim's quick check (smaller grid)
     timing["claims"] = time.perf_counter() - t0
     results["claims"] = [v.to_dict() for v in verdicts]
     for c in results["claims"]:

@@ -34,6 +34,7 @@ def test_quick_reproduce_writes_figures_report_and_results(tmp_path, capsys):
         assert saved["seed"] == 3 and saved["config"]["name"] == "quick"
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["holds"] is True and results["seed"] == 3
+    assert results["claims_check"] == "quick"  # --quick: each claim's quick check
     assert results["versions"]["numpy"] and results["kinds"]["studies/collision_vs_n"] == "exact"
     path = str(tmp_path / "results.json")
     assert main(["compare", path, path]) == 0  # a run reproduces itself, by its own kinds
