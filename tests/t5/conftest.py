@@ -50,3 +50,28 @@ def small_corpus(tmp_path_factory):
     path = tmp_path_factory.mktemp("corpus") / "docs.txt"
     path.write_text("\n\n".join(docs) + "\n")
     return path
+
+
+def probe_at_initialisation(config, rows, ids, *, samples: int, router_draws: int) -> list:
+    """Probe ``config`` at initialisation (overlaps 0.2, 0.5, 0.8; seed 0) and check the rows.
+
+    Over 4 layers x 3 overlaps, at least 10 of the 12 predictions lie inside the 95%
+    intervals and no |z| exceeds 4; returns the rows for the caller's lookup-specific checks.
+    """
+    from lshsim.t5 import probe
+
+    result = probe.probe(
+        config,
+        probe.initial_params(config, 0),
+        rows,
+        ids,
+        overlaps=(0.2, 0.5, 0.8),
+        samples=samples,
+        router_draws=router_draws,
+        seed=0,
+    )
+    assert len(result) == 12 and set(result[0]) == set(probe.ROW_KEYS)
+    inside = sum(r["ci_low"] <= r["predicted"] <= r["ci_high"] for r in result)
+    assert inside >= 10, [(r["layer"], r["overlap"], r["z"]) for r in result]
+    assert max(abs(r["z"]) for r in result) <= 4
+    return result

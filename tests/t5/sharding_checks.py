@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lshsim.t5 import sharding
-from lshsim.t5.configs import T5Config, padded_vocab
+from lshsim.t5.configs import T5Config
 from lshsim.t5.model import init_params, param_specs
 from lshsim.t5.steps import (
     abstract_state,
@@ -27,22 +27,10 @@ from lshsim.t5.steps import (
     make_optimizer,
     make_train_step,
 )
+from tests.t5.conftest import MICRO
 
-#: Small model (as tests/t5/conftest.py's micro) with two layers per stack.
-BASE = T5Config(
-    name="micro",
-    vocab_size=padded_vocab(300),
-    d_model=32,
-    num_heads=2,
-    d_kv=16,
-    d_ff=64,
-    num_encoder_layers=1,
-    num_decoder_layers=1,
-    num_pieces=300,
-    input_length=32,
-    batch_size=4,
-    warmup_steps=10,
-)
+#: The small model of the model-side tests (tests/t5/conftest.py's micro).
+BASE = MICRO
 #: Config -> the (data, model) meshes its gradients are compared on.
 LOOKUPS = {"softmax_r0": (BASE.replace(lookup="softmax", buckets=16), ((2, 2),))}
 #: Also checked by hand (``python -m tests.t5.sharding_checks --all``), left out of the suite

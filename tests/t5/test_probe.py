@@ -22,7 +22,7 @@ from lshsim.hashing import make_family  # noqa: E402
 from lshsim.t5 import probe  # noqa: E402
 from lshsim.t5.memory import lsh_projection  # noqa: E402
 
-from .conftest import MICRO  # noqa: E402
+from .conftest import MICRO, probe_at_initialisation  # noqa: E402
 
 #: two layers per stack, so the upper layers see mixed (attention) inputs
 PROBED = MICRO.replace(name="probed", num_encoder_layers=2, num_decoder_layers=2)
@@ -158,26 +158,14 @@ def test_random_lookups_agree_with_the_theory_at_initialisation(lookup, extra):
     and the re-drawn lookups' mean matches the prediction within 4 of its standard errors."""
     config = PROBED.replace(lookup=lookup, buckets=16, **extra)
     rows, ids = _corpus_source(config)
-    result = probe.probe(
-        config,
-        probe.initial_params(config, 0),
-        rows,
-        ids,
-        overlaps=(0.2, 0.5, 0.8),
-        samples=48,
-        router_draws=24,
-        seed=0,
-    )
-    assert len(result) == 12 and set(result[0]) == set(probe.ROW_KEYS)
-    inside = sum(r["ci_low"] <= r["predicted"] <= r["ci_high"] for r in result)
-    assert inside >= 10, [(r["layer"], r["overlap"], r["z"]) for r in result]
-    assert max(abs(r["z"]) for r in result) <= 4
+    result = probe_at_initialisation(config, rows, ids, samples=48, router_draws=24)
     for r in result:
         assert 1.0 <= r["effective_buckets"] <= 16.0
         assert abs(r["redrawn"] - r["predicted"]) <= 4 * r["sd_router"] / np.sqrt(24) + 1e-12
         assert 0 <= r["pairs_low"] <= r["measured"] <= r["pairs_high"] <= 1
     summary = probe.summarise(result)
     assert [s["layer"] for s in summary] == ["encoder/0", "encoder/1", "decoder/0", "decoder/1"]
+    inside = sum(r["ci_low"] <= r["predicted"] <= r["ci_high"] for r in result)
     assert sum(s["inside"] for s in summary) == inside
 
 

@@ -18,7 +18,7 @@ jax = pytest.importorskip("jax")
 from lshsim import theory  # noqa: E402
 from lshsim.t5 import probe, probe_beyond  # noqa: E402
 
-from .conftest import MICRO  # noqa: E402
+from .conftest import MICRO, probe_at_initialisation  # noqa: E402
 
 PROBED = MICRO.replace(name="probed", num_encoder_layers=2, num_decoder_layers=2)
 
@@ -112,20 +112,7 @@ def test_probe_at_initialisation_agrees_with_the_theory(changes):
     intervals and no |z| exceeds 4; usage columns are in range."""
     config = PROBED.replace(**changes)
     rows, ids = probe.sentence_source(config, length=32)
-    result = probe.probe(
-        config,
-        probe.initial_params(config, 0),
-        rows,
-        ids,
-        overlaps=(0.2, 0.5, 0.8),
-        samples=32,
-        router_draws=16,
-        seed=0,
-    )
-    assert len(result) == 12 and set(result[0]) == set(probe.ROW_KEYS)
-    inside = sum(r["ci_low"] <= r["predicted"] <= r["ci_high"] for r in result)
-    assert inside >= 10, [(r["layer"], r["overlap"], r["z"]) for r in result]
-    assert max(abs(r["z"]) for r in result) <= 4
+    result = probe_at_initialisation(config, rows, ids, samples=32, router_draws=16)
     for r in result:
         assert 0 < r["slots_used"] <= 1 and 0 <= r["gini"] < 1 and r["kl_uniform"] >= 0
 
