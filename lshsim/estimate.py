@@ -408,15 +408,7 @@ def _run_chunk(cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, pa
         return int(cls.sample_reduced(n, cos, rng, **params).sum()), count
 
     vectors = cls.input_kind == "vectors"
-    if cosine is not None and cls.halves:  # both halves at the cosine
-        a, b = half_cosine_pairs(count, cosine, cosine, dim, rng)
-    elif cosine is not None:
-        a, b = cosine_pairs(count, cosine, dim, rng)
-    else:
-        pairs = sentence_pairs(
-            count, overlap, length=length, vocab=vocab, dim=dim, rng=rng, embed=vectors
-        )
-        a, b = (pairs.x1, pairs.x2) if vectors else (pairs.tokens1, pairs.tokens2)
+    a, b = _draw_pairs(cls, count, rng, overlap, cosine, dim, length, vocab)
     seeds = rng.integers(0, 2**63, size=count)
     width = dim if vectors else 1
     hits = 0
@@ -433,3 +425,20 @@ def _run_chunk(cls, n, count, rng, mode, overlap, cosine, dim, length, vocab, pa
         ids = h.hash(np.stack((a[t], b[t])))
         hits += int(ids[0] == ids[1])
     return hits, count
+
+
+def _draw_pairs(cls, count, rng, overlap, cosine, dim, length, vocab):
+    """``count`` input pairs ``(a, b)`` for family class ``cls``, drawn with ``rng``.
+
+    Unit vectors at ``cosine`` (product keys: both halves at it), else sentence pairs at
+    ``overlap``: embedded vectors for vector families, token ids otherwise.
+    """
+    vectors = cls.input_kind == "vectors"
+    if cosine is not None and cls.halves:  # both halves at the cosine
+        return half_cosine_pairs(count, cosine, cosine, dim, rng)
+    if cosine is not None:
+        return cosine_pairs(count, cosine, dim, rng)
+    pairs = sentence_pairs(
+        count, overlap, length=length, vocab=vocab, dim=dim, rng=rng, embed=vectors
+    )
+    return (pairs.x1, pairs.x2) if vectors else (pairs.tokens1, pairs.tokens2)

@@ -19,10 +19,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from lshsim._validate import check_int
-from lshsim.estimate import BLOCK, Z95, _check_all, block_seed
+from lshsim.estimate import BLOCK, Z95, _check_all, _draw_pairs, block_seed
 from lshsim.hashing.topk import TOPK_FAMILIES, topk_sets
-from lshsim.sentence_halves import half_cosine_pairs
-from lshsim.sentences import cosine_pairs, sentence_pairs
 
 __all__ = ["OverlapEstimate", "estimate_topk_overlap"]
 
@@ -63,18 +61,9 @@ def _check_topk(family: str, n: int, k: int, params: dict) -> int:
     return check_int("topk (k)", k, 1, limit)
 
 
-def _pairs(cls, count, rng, overlap, cosine, dim, length, vocab):
-    if cosine is not None and cls.halves:
-        return half_cosine_pairs(count, cosine, cosine, dim, rng)
-    if cosine is not None:
-        return cosine_pairs(count, cosine, dim, rng)
-    p = sentence_pairs(count, overlap, length=length, vocab=vocab, dim=dim, rng=rng)
-    return p.x1, p.x2
-
-
 def _block(cls, n, k, count, rng, inputs, params) -> tuple[float, float]:
     """Sum and sum of squares of the per-trial overlaps of one block."""
-    x, y = _pairs(cls, count, rng, *inputs)
+    x, y = _draw_pairs(cls, count, rng, *inputs)  # vector families: embedded pairs
     seeds = rng.integers(0, 2**63, size=count)
     total = squares = 0.0
     for t in range(count):
