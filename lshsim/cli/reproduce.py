@@ -32,7 +32,9 @@ def add_parser(sub) -> None:
     )
     rep.add_argument("--seed", type=int, default=None, metavar="s", help="seed (default 0)")
     rep.add_argument(
-        "--quick", action="store_true", help="small versions of every study and each claim's quick check (about 2 minutes)"
+        "--quick",
+        action="store_true",
+        help="small versions of every study and each claim's quick check (about 2 minutes)",
     )
     rep.add_argument(
         "--verify",
