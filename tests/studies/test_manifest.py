@@ -61,7 +61,7 @@ def fake_studies(*names):
     return {n: Study(n, _compute(n), _figure, f"caption {n}", configs) for n in names}
 
 
-def _fake_check(ids=None, progress=None):
+def _fake_check(ids=None, progress=None, quick=False):
     return [claims.Verdict("T1.1", "a fake claim", True, {"x": 1}, 0.0, "tests/x.py")]
 
 
