@@ -109,8 +109,10 @@ def test_run_writes_the_manifest_last(tmp_path, fakes, capsys):
     assert "`manifest.json`" in report
     results = json.loads((tmp_path / "results.json").read_text())
     assert set(results) == {
-        "lshsim", "config", "seed", "studies", "claims", "holds", "versions", "kinds"
+        "lshsim", "config", "seed", "studies", "claims", "claims_check", "holds", "versions",
+        "kinds",
     }  # fmt: skip
+    assert results["claims_check"] == "quick"
     assert results["versions"] == doc["versions"]  # the numbers name what made them
     assert {"platform", "cpu", "numba", "llvmlite"} <= set(doc["versions"])
 
