@@ -237,8 +237,12 @@ def test_every_file_of_a_run_is_0644_under_umask_022(tmp_path, fakes):
     assert len(modes) == 9 and set(modes.values()) == {0o644}, modes
 
 
+# The child takes Ctrl-C as a terminal would, even where its parent ignores SIGINT (a shell's
+# background job does, and the child would inherit that): Python installs its handler only
+# over the default disposition.
 _CHILD = """
-import sys
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from tests.studies import test_manifest as t
 t.install(setattr)
 from lshsim.cli import main
