@@ -15,6 +15,7 @@ root (git-ignored); set ``JAX_COMPILATION_CACHE_DIR`` to move it, or to ``""`` t
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -28,6 +29,15 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Python's bytecode caches, even where PYTHONDONTWRITEBYTECODE is set: each pytest-xdist worker
+# and each of the suite's ~60 subprocesses (training runs, several processes, Dask workers)
+# would otherwise compile every module it imports from source again (jax, flax, scipy and the
+# rest: about 9 s of CPU per worker at collection alone), and pytest would rewrite the test
+# modules' asserts afresh in each worker. The caches go where Python puts them by default
+# (``__pycache__``, git-ignored) and are what a plain ``pip install`` writes anyway.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
 
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).parents[1] / ".jax_cache"))
 # XLA's CPU backend without LLVM's optimisation passes: the tests run small programs a few
