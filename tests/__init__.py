@@ -4,19 +4,22 @@ import os
 import subprocess
 import sys
 
+#: The XLA flags tests/conftest.py adds for the whole session (fast compiles, slower code).
+FAST_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+
 
 def lshsim_optimised(*argv: str) -> tuple[int, str, str]:
-    """``lshsim ARGV`` in a subprocess whose XLA keeps LLVM's optimisation passes.
+    """``lshsim ARGV`` in a subprocess with XLA's default CPU compiler (no ``FAST_XLA_FLAGS``).
 
-    tests/conftest.py turns them off for the session, since compiling dominates the short
-    tests; a long run (many training steps) is dominated by executing them instead (the tiny
-    150-step run: 96 s unoptimised in process, 45 s this way).
+    tests/conftest.py sets :data:`FAST_XLA_FLAGS` for the session, since compiling dominates
+    the short tests; a long run (many training steps) is dominated by executing them instead
+    (the tiny 150-step run: 96 s unoptimised in process, 45 s this way).
 
     Returns:
         The exit status, stdout and stderr.
     """
-    flags = os.environ.get("XLA_FLAGS", "").replace("--xla_backend_optimization_level=0", "")
-    env = dict(os.environ, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if f not in FAST_XLA_FLAGS]
+    env = dict(os.environ, XLA_FLAGS=" ".join(flags), JAX_PLATFORMS="cpu")
     res = subprocess.run(
         [sys.executable, "-m", "lshsim.cli", *argv], capture_output=True, text=True, env=env
     )

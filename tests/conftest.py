@@ -20,6 +20,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
+from tests import FAST_XLA_FLAGS
+
 settings.register_profile(
     "ci",
     deadline=None,  # the first example of a test includes Numba's JIT compile
@@ -31,8 +33,8 @@ settings.register_profile("dev", deadline=None, max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Python's bytecode caches, even where PYTHONDONTWRITEBYTECODE is set: each pytest-xdist worker
-# and each of the suite's ~60 subprocesses (training runs, several processes, Dask workers)
-# would otherwise compile every module it imports from source again (jax, flax, scipy and the
+# and each subprocess the suite starts (training runs, several processes, Dask workers) would
+# otherwise compile every module it imports from source again (jax, flax, scipy and the
 # rest: about 9 s of CPU per worker at collection alone), and pytest would rewrite the test
 # modules' asserts afresh in each worker. The caches go where Python puts them by default
 # (``__pycache__``, git-ignored) and are what a plain ``pip install`` writes anyway.
@@ -40,13 +42,17 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
     sys.dont_write_bytecode = False
 
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).parents[1] / ".jax_cache"))
-# XLA's CPU backend without LLVM's optimisation passes: the tests run small programs a few
-# times each, so compiling is most of their cost (tests/t5/test_memory_train.py: 186 -> 124 s
-# of CPU). The HLO passes (fusion, sharding, buffer assignment) are unchanged; the machine
-# code may round differently, and every test compares programs compiled alike.
-_flags = os.environ.get("XLA_FLAGS", "")
-if "xla_backend_optimization_level" not in _flags:
-    os.environ["XLA_FLAGS"] = f"{_flags} --xla_backend_optimization_level=0".strip()
+# XLA's CPU backend tuned to compile fast (``FAST_XLA_FLAGS``, tests/__init__.py): the tests
+# run small programs a few times each, so compiling is most of their cost. LLVM's optimisation
+# passes off (tests/t5/test_memory_train.py: 186 -> 124 s of CPU), and the legacy fusion
+# emitters instead of the MLIR ones (its 18 one-batch runs: 65 -> 39 s of CPU). The HLO passes
+# (fusion, sharding, buffer assignment) are unchanged; the machine code may round differently,
+# and every test compares programs compiled alike. A flag the caller set is left as set.
+_flags = os.environ.get("XLA_FLAGS", "").split()
+for _flag in FAST_XLA_FLAGS:
+    if not any(f.split("=")[0] == _flag.split("=")[0] for f in _flags):
+        _flags.append(_flag)
+os.environ["XLA_FLAGS"] = " ".join(_flags)
 # Cache every compile, however small or quick: the repeats are what cost.
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")

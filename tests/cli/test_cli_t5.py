@@ -163,11 +163,12 @@ def _train_losses(run_dir):
 @pytest.mark.slow
 def test_sigkill_then_resume_reproduces_the_uninterrupted_losses(capsys, tmp_path, small_corpus):
     """A real ``kill -9`` of ``lshsim train`` mid-run, then ``--resume``: the same losses."""
+    steps = 24  # killed after step 5, so resumed from a checkpoint (every 3 steps) mid-run
     common = [
         "--config",
         "tiny",
         "--steps",
-        "40",
+        str(steps),
         "--batch",
         "4",
         "--input-length",
@@ -202,7 +203,7 @@ def test_sigkill_then_resume_reproduces_the_uninterrupted_losses(capsys, tmp_pat
         proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     done_before_kill = max(s for s, _ in _train_losses(killed))
-    assert done_before_kill < 40
+    assert done_before_kill < steps
     code, _, _ = _run(capsys, "train", "--out", str(killed), "--resume", *common)
     assert code == 0
     assert _train_losses(killed) == _train_losses(tmp_path / "a")

@@ -270,8 +270,11 @@ _SHARDED = textwrap.dedent(
 
 @pytest.mark.slow
 def test_sharded_step_equals_single_device_step():
+    flags = os.environ.get("XLA_FLAGS", "")  # the session's fast-compile flags, 4 devices
     env = dict(
-        os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu"
+        os.environ,
+        XLA_FLAGS=f"{flags} --xla_force_host_platform_device_count=4".strip(),
+        JAX_PLATFORMS="cpu",
     )
     proc = subprocess.run(
         [sys.executable, "-c", _SHARDED], capture_output=True, text=True, env=env, timeout=300
