@@ -1,8 +1,12 @@
 """Helpers shared by the tests (importable as ``tests``): a subprocess running the CLI."""
 
+import importlib
+import importlib.util
 import os
 import subprocess
 import sys
+
+import pytest
 
 #: The XLA flags tests/conftest.py adds for the whole session (fast compiles, slower code).
 FAST_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
@@ -24,3 +28,24 @@ def lshsim_optimised(*argv: str) -> tuple[int, str, str]:
         [sys.executable, "-m", "lshsim.cli", *argv], capture_output=True, text=True, env=env
     )
     return res.returncode, res.stdout, res.stderr
+
+
+def needs(*modules: str) -> pytest.MarkDecorator:
+    """A ``skipif`` mark for tests that need ``modules``, found without importing them.
+
+    ``pytest.importorskip`` at module level imports at collection, in every pytest-xdist
+    worker, whether or not the worker runs the module's tests (torch and transformers: about
+    4 s each time).
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)}")
+
+
+class LazyModule:
+    """A module imported on first attribute access (see :func:`needs`)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        return getattr(importlib.import_module(self._name), attr)

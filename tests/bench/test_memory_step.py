@@ -6,8 +6,10 @@ import json
 
 import pytest
 
+from tests import needs
+
 pytest.importorskip("jax")
-pytest.importorskip("torch")  # t5_step (whose runner it reuses) imports the torch side lazily
+pytestmark = needs("torch")  # t5_step (whose runner it reuses) imports the torch side lazily
 
 
 @pytest.mark.slow

@@ -6,11 +6,12 @@ import json
 
 import pytest
 
+from tests import needs
+
 pytest.importorskip("jax")
 pytest.importorskip("flax")
 pytest.importorskip("optax")
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+pytestmark = needs("torch", "transformers")
 
 
 def _bench_module():

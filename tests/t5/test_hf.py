@@ -8,15 +8,14 @@ import sys
 import numpy as np
 import pytest
 
+from tests import LazyModule, needs
+
 pytest.importorskip("jax")
 pytest.importorskip("flax")
-transformers = pytest.importorskip("transformers")
-torch = pytest.importorskip("torch")
-pytest.importorskip("safetensors")
+pytestmark = needs("transformers", "torch", "safetensors")
+transformers, torch = LazyModule("transformers"), LazyModule("torch")
 
 import jax  # noqa: E402
-from safetensors.numpy import load_file  # noqa: E402
-from transformers.models.t5.modeling_t5 import T5Attention  # noqa: E402
 
 from lshsim.t5 import hf  # noqa: E402
 from lshsim.t5.model import T5, init_params, relative_position_bucket  # noqa: E402
@@ -151,6 +150,8 @@ def test_relative_position_bucket_matches_hf(bidirectional, num_buckets, max_dis
     rp = np.arange(-600, 601)
     kw = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
     ours = relative_position_bucket(rp, **kw)
+    from transformers.models.t5.modeling_t5 import T5Attention
+
     theirs = T5Attention._relative_position_bucket(torch.from_numpy(rp), **kw).numpy()
     assert rp[ours != theirs].tolist() == []
 
@@ -223,6 +224,8 @@ def test_load_save_pretrained_of_tied_model(tmp_path, hf_cfg, cfg):
     model = transformers.T5ForConditionalGeneration(hf_cfg).eval()
     model.save_pretrained(tmp_path)
     if int(transformers.__version__.split(".")[0]) >= 5:
+        from safetensors.numpy import load_file
+
         assert "lm_head.weight" not in load_file(tmp_path / "model.safetensors")
     _, params = hf.load_hf_checkpoint(tmp_path)
     enc, dec_in, target = _inputs(*CASES["padded"], seed=3)
