@@ -48,4 +48,6 @@ class LazyModule:
         self._name = name
 
     def __getattr__(self, attr: str):
+        if attr.startswith("_") and self._name not in sys.modules:
+            raise AttributeError(attr)  # pytest's collection probes names like __test__
         return getattr(importlib.import_module(self._name), attr)
