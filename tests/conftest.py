@@ -64,6 +64,35 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+#: Packages the workers and the suite's subprocesses import, byte-compiled once up front.
+_WARM_PACKAGES = (
+    "lshsim", "jax", "jaxlib", "flax", "optax", "orbax", "numpy", "scipy", "numba", "llvmlite",
+    "matplotlib", "hypothesis", "dask", "distributed", "pyarrow", "etils", "rich", "tornado",
+    "_pytest", "xdist", "execnet", "pluggy", "anyio", "absl", "yaml", "toolz", "sentencepiece",
+    "submitit", "msgpack", "ml_dtypes", "opt_einsum", "cloudpickle", "zict", "tblib", "psutil",
+)  # fmt: skip
+
+
+def pytest_configure(config):
+    """In the controlling process only: byte-compile :data:`_WARM_PACKAGES` on every core.
+
+    On a fresh environment each pytest-xdist worker and each subprocess the slow tests start
+    at once would otherwise compile the same modules from source side by side. Test folders
+    inside the packages are skipped; a package already compiled costs a ``stat`` per file.
+    """
+    import compileall
+    import importlib.util
+    import re
+
+    if os.environ.get("PYTEST_XDIST_WORKER") or sys.dont_write_bytecode:
+        return
+    skip = re.compile(r"[/\\](tests?|testing|_examples)[/\\]")
+    for name in _WARM_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            compileall.compile_dir(folder, quiet=1, workers=0, rx=skip)
+
+
 def pytest_collection_modifyitems(config, items):
     """Run the tests marked ``slow`` first (a stable sort keeps the rest in file order).
 
