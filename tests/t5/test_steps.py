@@ -17,6 +17,7 @@ import jax.numpy as jnp  # noqa: E402
 from lshsim.t5 import NonFiniteLossError  # noqa: E402
 from lshsim.t5 import checkpoint as ckpt  # noqa: E402
 from lshsim.t5.loop import evaluate_run, train  # noqa: E402
+from lshsim.t5.plan import host_device_flags  # noqa: E402
 from lshsim.t5.steps import (  # noqa: E402
     cross_entropy,
     init_state,
@@ -270,12 +271,7 @@ _SHARDED = textwrap.dedent(
 
 @pytest.mark.slow
 def test_sharded_step_equals_single_device_step():
-    flags = os.environ.get("XLA_FLAGS", "")  # the session's fast-compile flags, 4 devices
-    env = dict(
-        os.environ,
-        XLA_FLAGS=f"{flags} --xla_force_host_platform_device_count=4".strip(),
-        JAX_PLATFORMS="cpu",
-    )
+    env = dict(os.environ, **host_device_flags(4))  # keeps the session's fast-compile flags
     proc = subprocess.run(
         [sys.executable, "-c", _SHARDED], capture_output=True, text=True, env=env, timeout=300
     )
