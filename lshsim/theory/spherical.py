@@ -336,6 +336,8 @@ _WG_HALF = np.array(
 KRONROD_X = np.concatenate([-_K_HALF[:-1], _K_HALF[::-1]])
 KRONROD_W = np.concatenate([_WK_HALF[:-1], _WK_HALF[::-1]])
 GAUSS_W = np.concatenate([_WG_HALF[:-1], _WG_HALF[::-1]])
+#: bisection steps of each inner ``Y`` limit (:func:`_y_limits`)
+_LIMIT_STEPS = 30
 #: most X intervals the adaptive outer rule may use
 MAX_INTERVALS = 400
 
@@ -344,14 +346,18 @@ def _y_limits(itg: _Integrand, x: np.ndarray, target: float) -> np.ndarray:
     """For each ``X`` node, the ``Y >= 0`` where ``log f(X, Y)`` falls to ``target``.
 
     ``log f(X, Y) <= log f(X, 0) - Y^2/2`` (the non-Gaussian factor peaks at ``Y = 0``), so
-    the crossing lies below ``sqrt(2 (g(X) - target))``; bisection finds it.
+    the crossing lies below ``sqrt(2 (g(X) - target))``; bisection finds it to ``2^-30`` of
+    that bound. A tighter limit would not change the integral: ``f`` there is ``e^-DELTA`` of
+    its peak, so moving the limit by ``1e-9`` of its size moves the inner integral by far
+    less than one rounding error (60 steps instead: 3.5e-15 relative change at most over
+    a grid of Voronoi and cross-polytope probabilities, and 28% slower).
     """
     g0 = itg.log_f(x, np.zeros_like(x))
     hi = np.sqrt(2.0 * np.maximum(g0 - target, 0.0)) * (1.0 + 1e-9) + 1e-300
     hi = np.minimum(hi, itg.y_slope * x) if math.isfinite(itg.y_slope) else hi
     lo = np.zeros_like(x)
     top_in = itg.log_f(x, hi) >= target
-    for _ in range(60):
+    for _ in range(_LIMIT_STEPS):
         mid = 0.5 * (lo + hi)
         ok = itg.log_f(x, mid) >= target
         lo = np.where(ok, mid, lo)
