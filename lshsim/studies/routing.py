@@ -188,7 +188,7 @@ _CONFIGS = {
     "default": ProbeConfig(
         probe_overlaps=(0.1, 0.3, 0.5, 0.7, 0.9), probe_samples=128, probe_draws=32, probe_steps=400
     ),
-    # quick: one training run, the softmax router's (each further lookup adds ~10 s)
+    # quick: one training run, the softmax router's (each further lookup adds about 8 s)
     "quick": ProbeConfig(
         probe_overlaps=(0.2, 0.5, 0.8),
         probe_samples=24,

@@ -26,6 +26,7 @@ pytest.importorskip("jax")
 
 from lshsim.t5 import checkpoint as ckpt
 from lshsim.t5.distributed import DEFAULT_TIMEOUT, Cluster, cluster_from_flags, parse_coordinator
+from lshsim.t5.plan import host_device_flags
 
 #: Wall-clock limit of all the subprocesses together (47-66 s measured on 2 busy shared cores).
 DEADLINE = 300
@@ -111,9 +112,7 @@ def _slurm(job: int, task: int) -> dict:
 
 
 def _env(devices: int) -> dict:
-    flags = os.environ.get("XLA_FLAGS", "")
-    flags = f"{flags} --xla_force_host_platform_device_count={devices}".strip()
-    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+    env = dict(os.environ, **host_device_flags(devices))  # keeps the session's XLA flags
     for key in list(env):  # no cluster for --distributed auto to detect
         if key.startswith(("SLURM_", "OMPI_", "PMI_")):
             del env[key]

@@ -22,6 +22,7 @@ from jax.sharding import AbstractMesh, PartitionSpec  # noqa: E402
 
 from lshsim.t5 import sharding  # noqa: E402
 from lshsim.t5.model import init_params, param_specs  # noqa: E402
+from lshsim.t5.plan import host_device_flags  # noqa: E402
 from lshsim.t5.steps import make_optimizer  # noqa: E402
 
 from .conftest import MICRO  # noqa: E402
@@ -170,11 +171,9 @@ def test_a_model_axis_that_does_not_divide_is_refused():
 @pytest.fixture(scope="module")
 def checks(small_corpus, tmp_path_factory):
     """The JSON of :mod:`tests.t5.sharding_checks`, run once with 4 forced CPU devices."""
-    flags = os.environ.get("XLA_FLAGS", "")
     env = dict(
         os.environ,
-        XLA_FLAGS=f"{flags} --xla_force_host_platform_device_count=4".strip(),
-        JAX_PLATFORMS="cpu",
+        **host_device_flags(4),  # keeps the session's XLA flags
         PYTHONPATH=os.pathsep.join(
             [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")]
         ),
