@@ -40,7 +40,7 @@ the columns:
              memory-layer papers report usage
   productkey rows measure head 0 (top-1 slot, or its top-k overlap |A & B|/k) and the
   cosine of its queries; ngram rows measure head 0's bucket, and realised is the n-gram
-  sharing q (see lshsim.t5.probe_beyond)
+  sharing q (see lshsim.t5.lookups.probe_theory)
 
 examples:
   lshsim probe --config tiny --lookup softmax                 # at initialisation

@@ -87,7 +87,7 @@ def _expert_params(cfg: T5Config) -> int:
     if cfg.lookup == "none":
         return 0
     if cfg.lookup in ("productkey", "ngram"):
-        from lshsim.t5.lookups_sizes import expert_params
+        from lshsim.t5.lookups.sizes import expert_params
 
         return expert_params(cfg)
     n, d, r = cfg.num_buckets, cfg.d_model, cfg.expert_rank

@@ -80,7 +80,7 @@ class T5Config:
         topk: slots each token reads (``productkey``: PKM's top-k, ``1 <= k <= sqrt(n)``).
         lookup_heads: product-key heads (summed) or n-gram hash heads (``--heads``; >= 1).
         ngram: tokens hashed per n-gram bucket (``ngram`` lookup; >= 1).
-        See :mod:`lshsim.t5.lookups_beyond` for the ``productkey`` and ``ngram`` lookups.
+        See :mod:`lshsim.t5.lookups` for the ``productkey`` and ``ngram`` lookups.
     """
 
     name: str

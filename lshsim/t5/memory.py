@@ -60,8 +60,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lshsim.t5 import lookups_beyond, sharded_lookup
+from lshsim.t5 import sharded_lookup
 from lshsim.t5.configs import LSH_HASH_FAMILIES, T5Config
+from lshsim.t5.lookups.ngram_layer import ngram_layer
+from lshsim.t5.lookups.productkey_layer import productkey_layer
+from lshsim.t5.lookups.sizes import BEYOND_LOOKUPS
 
 #: Router initialisation standard deviation (the paper's supplement).
 ROUTER_STD = 0.02
@@ -159,8 +162,8 @@ class PartialExpert(nn.Module):
     def __call__(self, x, token_ids, deterministic: bool = True):
         """``w(x) f_i(x)`` for ``x [..., d]`` with ``token_ids [...]``."""
         cfg = self.config
-        if cfg.lookup in lookups_beyond.BEYOND_LOOKUPS:  # product keys, hashed n-grams
-            return lookups_beyond.apply(self, x, token_ids, deterministic)
+        if cfg.lookup in BEYOND_LOOKUPS:  # product keys, hashed n-grams
+            return slot_lookup(self, x, token_ids, deterministic)
         dt = jnp.dtype(cfg.dtype)
         shape, d, n, r = x.shape, x.shape[-1], cfg.num_buckets, cfg.expert_rank
         x2 = x.reshape(-1, d)
@@ -181,6 +184,30 @@ class PartialExpert(nn.Module):
         if weight is not None:
             out = out * weight[:, None].astype(dt)
         return out.reshape(shape)
+
+
+def slot_lookup(module: nn.Module, x, token_ids, deterministic: bool = True):
+    """A product-key or n-gram lookup's output ``[..., d]`` (``x [..., d]``, ``token_ids [B, L]``).
+
+    Called from :class:`PartialExpert` (whose scope holds the parameters); sows, beside
+    ``layer_input`` and ``bucket`` (product keys: head 0's top-1 slot; n-grams: head 0's
+    bucket, offset-free), ``slots`` (``[..., h, k]`` selected slots, or ``[..., H]`` buckets)
+    and, for product keys, ``query`` (``[..., h, d]``, the scored vectors).
+    """
+    del deterministic  # no jitter or dropout in these lookups
+    cfg = module.config
+    dt = jnp.dtype(cfg.dtype)
+    shape = x.shape
+    x2 = x.reshape(-1, shape[-1])
+    module.sow("intermediates", "layer_input", x)
+    if cfg.lookup == "productkey":
+        out, bucket, slots, q = productkey_layer(module, x2, cfg, dt)
+        module.sow("intermediates", "query", q.reshape((*shape[:-1], *q.shape[1:])))
+    else:
+        out, bucket, slots = ngram_layer(module, x2, token_ids, cfg, dt)
+    module.sow("intermediates", "bucket", bucket.reshape(shape[:-1]))
+    module.sow("intermediates", "slots", slots.reshape((*shape[:-1], *slots.shape[1:])))
+    return out.astype(dt).reshape(shape)
 
 
 def expert_mlp(x, wi, wo, bucket, impl: str = "gather"):

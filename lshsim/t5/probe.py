@@ -56,9 +56,9 @@ import numpy as np
 
 from lshsim import theory
 from lshsim._validate import check_float, check_int
-from lshsim.t5 import probe_beyond
 from lshsim.t5.configs import LSH_HASH_FAMILIES, T5Config
-from lshsim.t5.lookups_sizes import BEYOND_LOOKUPS
+from lshsim.t5.lookups import probe_theory
+from lshsim.t5.lookups.sizes import BEYOND_LOOKUPS
 from lshsim.t5.usage import usage_metrics
 
 #: overlaps probed by default
@@ -112,7 +112,7 @@ def theory_family(config: T5Config) -> tuple[str | None, dict]:
         return name, dict(params)
     if config.lookup == "tokenid":
         return None, {}
-    if config.lookup in BEYOND_LOOKUPS:  # predicted by lshsim.t5.probe_beyond
+    if config.lookup in BEYOND_LOOKUPS:  # predicted by lshsim.t5.lookups.probe_theory
         return config.lookup, {}
     raise ValueError(f"lookup: the model has no lookup to probe (lookup {config.lookup!r})")
 
@@ -214,7 +214,7 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
             for i in range(count):
                 e = inter[stack][f"layers_{i}"]["expert"]
                 if config.lookup in BEYOND_LOOKUPS:
-                    ids, vec = probe_beyond.record_arrays(config, e)
+                    ids, vec = probe_theory.record_arrays(config, e)
                 else:
                     ids, vec = e["bucket"][0], e["layer_input"][0]
                 parts.setdefault(_layer_name(stack, i), []).append(
@@ -303,7 +303,7 @@ def layer_stats(
         lookups, NaN without) and ``v_router`` (their variance).
     """
     if config.lookup in BEYOND_LOOKUPS:
-        return probe_beyond.layer_stats(
+        return probe_theory.layer_stats(
             name, overlap, config, rec_a, rec_b, tok_a, tok_b, router_draws=router_draws, seed=seed
         )
     family, fparams = theory_family(config)
@@ -352,7 +352,7 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
     family, fparams = theory_family(config)
     n = config.num_buckets
     if config.lookup in BEYOND_LOOKUPS:
-        per_position = probe_beyond.predictions(config, stats)
+        per_position = probe_theory.predictions(config, stats)
     elif family is None:
         per_position = [st["same"].astype(np.float64) for st in stats]
     else:
@@ -371,7 +371,7 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
         v_pairs = float(per_pair.var(ddof=1) / pairs) if pairs > 1 else 0.0
         predicted = float(pp.mean())
         if config.lookup in BEYOND_LOOKUPS:
-            at_f = probe_beyond.at_overlap(config, f, length)
+            at_f = probe_theory.at_overlap(config, f, length)
         elif family is None:
             at_f = f
         else:

@@ -18,7 +18,7 @@ from lshsim.t5.steps import init_state, make_optimizer, make_train_step  # noqa:
 from .conftest import MICRO  # noqa: E402
 
 #: The paper's lookups with every method; the lookups beyond the paper with the plain model
-#: (their own tests in test_lookups_beyond.py check them against NumPy).
+#: (their own tests in test_lookup_layers.py check them against NumPy).
 PAPER_LOOKUPS = ("none", "tokenid", "softmax", "lsh")
 COMBOS = list(itertools.product(MEMORY_METHODS, PAPER_LOOKUPS))
 COMBOS += [("none", lookup) for lookup in LOOKUPS if lookup not in PAPER_LOOKUPS]

@@ -1,7 +1,8 @@
-"""JAX-free parts of the lookups beyond the paper: n-gram table sizes, parameter counts.
+"""JAX-free sizes of the product-key and n-gram lookups: n-gram tables, parameter counts.
 
-:mod:`lshsim.t5.lookups_beyond` (the model), :mod:`lshsim.t5.budget` (closed-form counts,
-which must import neither JAX nor Numba) and the probe share these.
+The layers (:mod:`lshsim.t5.lookups.productkey_layer`, :mod:`~lshsim.t5.lookups.ngram_layer`),
+:mod:`lshsim.t5.budget` (closed-form counts, which must import neither JAX nor Numba) and the
+probe share these.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 
 from lshsim.t5.configs import T5Config
 
-#: The lookups of :mod:`lshsim.t5.lookups_beyond`.
+#: The lookups whose layers read slots (:func:`lshsim.t5.memory.slot_lookup`).
 BEYOND_LOOKUPS = ("productkey", "ngram")
 
 

@@ -19,11 +19,12 @@ import jax.numpy as jnp  # noqa: E402
 
 from lshsim.hashing import make_family  # noqa: E402
 from lshsim.hashing.ngram import ngram_moduli  # noqa: E402
-from lshsim.t5 import lookups_beyond as lb  # noqa: E402
 from lshsim.t5 import memory  # noqa: E402
 from lshsim.t5.budget import param_count  # noqa: E402
 from lshsim.t5.configs import CONFIGS  # noqa: E402
-from lshsim.t5.lookups_sizes import ngram_table_sizes  # noqa: E402
+from lshsim.t5.lookups.ngram_layer import ngram_buckets, ngram_family  # noqa: E402
+from lshsim.t5.lookups.productkey_layer import productkey_select  # noqa: E402
+from lshsim.t5.lookups.sizes import ngram_table_sizes  # noqa: E402
 from lshsim.t5.model import T5, init_params  # noqa: E402
 from lshsim.t5.params import count_params  # noqa: E402
 
@@ -49,7 +50,7 @@ def test_pkm_topk_is_the_brute_force_topk_of_all_sums(k):
     s, h, half = 8, 3, 6
     q = rng.standard_normal((20, h, 2 * half)).astype(np.float32)
     keys = rng.standard_normal((h, 2, s, half)).astype(np.float32)
-    scores, slots = lb.productkey_select(jnp.asarray(q), jnp.asarray(keys), k)
+    scores, slots = productkey_select(jnp.asarray(q), jnp.asarray(keys), k)
     for i in range(q.shape[0]):
         for j in range(h):
             want_scores, want_slots = _brute_topk(q[i, j].astype(np.float64), keys[j], k)
@@ -143,13 +144,13 @@ def test_ngram_buckets_are_the_ngram_familys_in_both_stacks():
 
 
 def test_ngram_buckets_are_causal_and_local():
-    fam = lb.ngram_family(NG, 1, 0)
+    fam = ngram_family(NG, 1, 0)
     rng = np.random.default_rng(2)
     toks = rng.integers(1, 300, (1, 12))
-    base = np.asarray(lb.ngram_buckets(jnp.asarray(toks, jnp.int32), fam))
+    base = np.asarray(ngram_buckets(jnp.asarray(toks, jnp.int32), fam))
     changed = toks.copy()
     changed[0, 5] += 1
-    other = np.asarray(lb.ngram_buckets(jnp.asarray(changed, jnp.int32), fam))
+    other = np.asarray(ngram_buckets(jnp.asarray(changed, jnp.int32), fam))
     differs = np.any(base != other, axis=-1)[0]
     assert not differs[:5].any() and not differs[5 + NG.ngram :].any()
     assert differs[5 : 5 + NG.ngram].all()  # (with 3 heads a miss would need 3 collisions)
@@ -166,7 +167,7 @@ def test_ngram_layer_output_is_the_gated_sum_of_the_heads_rows():
         lambda v: np.asarray(v, np.float64), nn_unbox(variables["params"])
     )
     out = np.asarray(module.apply({"params": params}, jnp.asarray(x), jnp.asarray(ids)))
-    fam = lb.ngram_family(cfg, 0, 0)
+    fam = ngram_family(cfg, 0, 0)
     primes = [int(m) for m in fam.moduli]
     buckets = fam.hash(np.pad(ids.astype(np.int64), ((0, 0), (cfg.ngram - 1, 0))))
     offsets = np.concatenate([[0], np.cumsum(primes)[:-1]])

@@ -1,4 +1,4 @@
-"""The routing probe for the lookups beyond the paper: product keys and hashed n-grams.
+"""The routing probe's theory for product keys and hashed n-grams.
 
 :mod:`lshsim.t5.probe` hands these lookups' layers here; the rows have the same keys.
 
@@ -14,7 +14,7 @@ Product keys, top-k (``topk = k > 1``)
     The measured quantity is the overlap ``|T_k(x) ∩ T_k(y)| / k`` of head 0's selected
     slots. The prediction re-draws the sub-keys (``router_draws`` times, fresh ``N(0, 1)``)
     on the recorded queries and selects the brute-force top-k of all ``s^2`` sums (equal to
-    PKM's rule; ``tests/t5/test_lookups_beyond.py``): per position, the mean overlap over
+    PKM's rule; ``tests/t5/test_lookup_layers.py``): per position, the mean overlap over
     the draws (so ``router_draws >= 2`` is required); ``at f`` is not defined (NaN).
 Hashed n-grams
     The measured event is "head 0's bucket is the same". Two positions whose ``N``-token
@@ -47,7 +47,7 @@ import numpy as np
 
 from lshsim import theory
 from lshsim.t5.configs import T5Config
-from lshsim.t5.lookups_sizes import ngram_table_sizes
+from lshsim.t5.lookups.sizes import ngram_table_sizes
 from lshsim.t5.usage import usage_metrics
 
 

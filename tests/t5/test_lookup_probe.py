@@ -1,4 +1,4 @@
-"""The routing probe for product keys and hashed n-grams (`lshsim.t5.probe_beyond`).
+"""The routing probe for product keys and hashed n-grams (`lshsim.t5.lookups.probe_theory`).
 
 The theory's two ingredients are checked on synthetic inputs against Monte Carlo over
 re-drawn lookups (product keys: the Voronoi product at the half-cosines; n-grams: sharing plus
@@ -16,7 +16,8 @@ import pytest
 jax = pytest.importorskip("jax")
 
 from lshsim import theory  # noqa: E402
-from lshsim.t5 import probe, probe_beyond  # noqa: E402
+from lshsim.t5 import probe  # noqa: E402
+from lshsim.t5.lookups import probe_theory  # noqa: E402
 
 from .conftest import MICRO, probe_at_initialisation  # noqa: E402
 
@@ -43,7 +44,7 @@ def test_productkey_top1_redrawn_mean_is_the_voronoi_product():
     qa = rng.standard_normal((400, 24))
     qb = np.concatenate([_at_cosine(qa[:, :12], 0.3, rng), _at_cosine(qa[:, 12:], 0.8, rng)], 1)
     np.testing.assert_allclose(_half_cos(qa[:, 12:], qb[:, 12:]), 0.8)
-    rates = probe_beyond.redrawn_productkey(8, 1, qa, qb, 300, np.random.SeedSequence(1)).mean(1)
+    rates = probe_theory.redrawn_productkey(8, 1, qa, qb, 300, np.random.SeedSequence(1)).mean(1)
     predicted = theory.probability("voronoi", 8, 0.3) * theory.probability("voronoi", 8, 0.8)
     se = rates.std(ddof=1) / math.sqrt(rates.size)
     assert abs(rates.mean() - predicted) <= 4 * se
@@ -54,7 +55,7 @@ def test_topk_slots_are_the_sets_of_a_full_sort(k):
     rng = np.random.default_rng(k)
     q = rng.standard_normal((50, 10))
     keys = rng.standard_normal((2, 6, 5))
-    got = probe_beyond._topk_slots(q, keys, k)
+    got = probe_theory._topk_slots(q, keys, k)
     for i in range(50):
         sums = np.add.outer(keys[0] @ q[i, :5], keys[1] @ q[i, 5:]).ravel()
         assert set(got[i]) == set(np.argsort(-sums)[:k])
@@ -63,14 +64,14 @@ def test_topk_slots_are_the_sets_of_a_full_sort(k):
 def test_overlap_fraction_and_same_windows_by_hand():
     sa = np.array([[[1, 2, 3], [4, 5, 6]]])
     sb = np.array([[[3, 9, 1], [7, 8, 0]]])
-    np.testing.assert_allclose(probe_beyond.overlap_fraction(sa, sb), [[2 / 3, 0.0]])
+    np.testing.assert_allclose(probe_theory.overlap_fraction(sa, sb), [[2 / 3, 0.0]])
     ta = np.array([[5, 6, 7, 8, 9]])
     tb = np.array([[5, 0, 7, 8, 9]])
     np.testing.assert_array_equal(
-        probe_beyond.same_windows(ta, tb, 2), [[True, False, False, True, True]]
+        probe_theory.same_windows(ta, tb, 2), [[True, False, False, True, True]]
     )
     np.testing.assert_array_equal(
-        probe_beyond.same_windows(ta, tb, 3), [[True, False, False, False, True]]
+        probe_theory.same_windows(ta, tb, 3), [[True, False, False, False, True]]
     )
 
 
@@ -80,8 +81,8 @@ def test_ngram_redrawn_mean_is_sharing_plus_the_hash_term():
     rng = np.random.default_rng(3)
     ta = rng.integers(1, 30000, (40, 32))
     tb = np.where(rng.random(ta.shape) < 0.6, ta, rng.integers(1, 30000, ta.shape))
-    rates = probe_beyond.redrawn_ngram(2, 13, ta, tb, 300, np.random.SeedSequence(4))
-    same = probe_beyond.same_windows(ta, tb, 2)
+    rates = probe_theory.redrawn_ngram(2, 13, ta, tb, 300, np.random.SeedSequence(4))
+    same = probe_theory.same_windows(ta, tb, 2)
     predicted = np.mean(same + (1 - same) / 13)
     se = rates.std(ddof=1) / math.sqrt(rates.size)
     assert abs(rates.mean() - predicted) <= 4 * se
@@ -90,11 +91,11 @@ def test_ngram_redrawn_mean_is_sharing_plus_the_hash_term():
 def test_at_overlap_by_hand():
     cfg = MICRO.replace(lookup="ngram", buckets=10, ngram=2)  # m_0 = 10 (one head: m itself)
     q = 5 * 4 / (10 * 9)  # 5 of 10 positions kept: both of a 2-gram's kept
-    assert probe_beyond.at_overlap(cfg, 0.5, 10) == pytest.approx(q + (1 - q) / 10)
+    assert probe_theory.at_overlap(cfg, 0.5, 10) == pytest.approx(q + (1 - q) / 10)
     one = cfg.replace(ngram=1)
-    assert probe_beyond.at_overlap(one, 0.3, 10) == pytest.approx(0.3 + 0.7 / 10)
+    assert probe_theory.at_overlap(one, 0.3, 10) == pytest.approx(0.3 + 0.7 / 10)
     pk = MICRO.replace(lookup="productkey", buckets=64)
-    assert probe_beyond.at_overlap(pk, 0.4, 10) == pytest.approx(
+    assert probe_theory.at_overlap(pk, 0.4, 10) == pytest.approx(
         theory.probability("voronoi", 8, 0.4) ** 2
     )
 
