@@ -3,7 +3,7 @@
 Families are compared as Andoni et al. (2015) compare them: each at its best ``(n, k, L)``
 under one budget of inner products per query (hashing plus far candidates; the cost model of
 :mod:`lshsim.theory.amplification`), not at equal bucket count. Exact theory, no sampling, so
-the seed is unused. Claim T1.h1 (:mod:`lshsim.theorems.claims_lsh`) states the map on a grid.
+the seed is unused. Claim T1.h1 (:mod:`lshsim.theorems.lsh_exponent`) states the map on a grid.
 """
 
 from __future__ import annotations

@@ -57,9 +57,10 @@ __all__ = [
 #: the modules whose ``CLAIMS`` make up the registry, in order
 PARTS: tuple[str, ...] = (
     "lshsim.theorems.theorem1",
-    "lshsim.theorems.claims_lsh",
-    "lshsim.theorems.claims_ngram",
-    "lshsim.theorems.claims_beyond",
+    "lshsim.theorems.lsh_exponent",
+    "lshsim.theorems.ngram",
+    "lshsim.theorems.productkey",
+    "lshsim.theorems.topk",
 )
 
 

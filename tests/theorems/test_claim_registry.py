@@ -32,11 +32,11 @@ from tests.theorems import test_claims
 #: Theorem 1's claim ids, in order
 IDS = tuple(f"T1.{p}" for p in ("a1", "a2", "b1", "b2", "c1", "c2", "d1", "d2", "d3", "d4"))
 IDS += ("T1.e1", "T1.f1", "T1.f2", "T1.g1")
-#: the LSH-view claims of lshsim.theorems.claims_lsh, registered after Theorem 1's
+#: the LSH-view claims of lshsim.theorems.lsh_exponent, registered after Theorem 1's
 LSH_IDS = ("T1.h1", "T1.h2")
-#: the hashed n-gram claims of lshsim.theorems.claims_ngram (issue 19)
+#: the hashed n-gram claims of lshsim.theorems.ngram (issue 19)
 NGRAM_IDS = ("B.ng1", "B.ng2", "B.ng3", "B.ng4")
-#: the claims on the lookups beyond the paper (lshsim.theorems.claims_beyond)
+#: the claims on the lookups beyond the paper (lshsim.theorems.productkey, lshsim.theorems.topk)
 BEYOND_IDS = ("B.pk1", "B.pk2", "B.tk1", "B.tk2")
 CHECK_MODULES = ("routing", "rates", "ordering", "sentence")
 

@@ -1,4 +1,4 @@
-"""Property tests of the claims B.pk1, B.pk2, B.tk1, B.tk2 (lshsim/theorems/claims_beyond.py).
+"""Property tests of the claims B.pk1, B.pk2, B.tk1, B.tk2 (lshsim/theorems/productkey.py, topk.py).
 
 The checks themselves, with and without their mutations, run in
 ``tests/theorems/test_claim_registry.py`` (every claim, quick); here each statement is
@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 from lshsim import theory
 from lshsim.hashing import ProductKey
 from lshsim.theorems import strategies as lst
-from lshsim.theorems.claims_beyond import CLAIMS_BEYOND, PK2_RANGE
+from lshsim.theorems.productkey import CLAIMS_PRODUCTKEY, PK2_RANGE
+from lshsim.theorems.topk import CLAIMS_TOPK
 from lshsim.theory.topk import topk_quadrature
 
+CLAIMS_BEYOND = CLAIMS_PRODUCTKEY + CLAIMS_TOPK
 CLAIMS = {c.id: c for c in CLAIMS_BEYOND}
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from lshsim import theory
 from lshsim.theorems import strategies as lst
-from lshsim.theorems.claims_lsh import (
+from lshsim.theorems.lsh_exponent import (
     CLAIMS_LSH,
     H1_BUCKETS,
     H1_BUDGETS,

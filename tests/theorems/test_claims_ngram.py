@@ -23,7 +23,7 @@ from lshsim.hashing import TokenID
 from lshsim.hashing.ngram import ngram_moduli
 from lshsim.sentences import sentence_pairs
 from lshsim.theorems import strategies as lst
-from lshsim.theorems.claims_ngram import CLAIMS_NGRAM
+from lshsim.theorems.ngram import CLAIMS_NGRAM
 
 CLAIMS = {c.id: c for c in CLAIMS_NGRAM}
 

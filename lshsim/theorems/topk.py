@@ -1,0 +1,170 @@
+"""Claims on top-k routing: the Voronoi top-k overlap at ``k = 1``, its closed values and bounds.
+
+Each a :class:`~lshsim.theorems.claim_types.Claim` whose check calls the library and a
+:class:`~lshsim.theorems.claim_types.Mutation` under which that check must fail; statements and
+proofs in ``proofs/lookups_beyond.md``, property tests in ``tests/theorems/test_claims_beyond.py``
+(beside the product-key claims' tests, :mod:`lshsim.theorems.productkey`).
+
+* **B.tk1** (proven): the top-k overlap at ``k = 1`` is ``P_vor``: the multinomial quadrature
+  agrees with the Voronoi quadrature, and the kernel's top-k overlap agrees with the exact
+  value at ``k = 3``.
+* **B.tk2** (proven closed values; numerical bounds): ``O_k(n, 0) = k/n`` exactly (the
+  quadrature reproduces it), and on a grid ``k/n < O_k < 1``, increasing in ``k`` and ``a``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from lshsim import theory
+from lshsim.estimate_topk import estimate_topk_overlap
+from lshsim.theorems.claim_types import Claim, Mutation, replacing
+from lshsim.theory.topk import topk_quadrature
+
+__all__ = ["CLAIMS_TOPK", "TK2_GRID"]
+
+#: two-sided 99.9% normal quantile: the Monte-Carlo check's interval
+Z999 = 3.2905267314919255
+#: tolerance of the exact identities (the quadratures are accurate to 1e-9 relative)
+EXACT_TOL = 1e-8
+
+# -- B.tk1: top-k overlap at k = 1 ---------------------------------------------------------------
+
+TK1_BUCKETS = (3, 64, 2**12, 2**20)
+TK1_COSINES = (-0.5, 0.3, 0.8, 0.99)
+#: the Monte-Carlo point (n, k, cosine), d = 16
+TK1_MC = (64, 3, 0.6)
+
+
+def _tk1(buckets, cosines, samples: int) -> tuple[bool, dict]:
+    worst = 0.0
+    for n in buckets:
+        for a in cosines:
+            p = theory.voronoi_probability(n, a)
+            worst = max(worst, abs(topk_quadrature(n, 1, a) / p - 1.0))
+    n, k, a = TK1_MC
+    exact = theory.voronoi_topk_overlap(n, k, a)
+    est = estimate_topk_overlap("voronoi", n, k, cosine=a, dim=16, samples=samples, seed=3)
+    half = Z999 * est.std_error
+    inside = est.overlap - half <= exact <= est.overlap + half
+    return worst <= EXACT_TOL and inside, {
+        "max |O_1(n, a) / P_vor(n, a) - 1| (multinomial quadrature)": worst,
+        "tolerance": EXACT_TOL,
+        "n": list(buckets),
+        "cosines": list(cosines),
+        "Monte Carlo top-3 overlap (voronoi n=64, a=0.6, d=16)": {
+            "estimate": est.overlap,
+            "interval 99.9%": [est.overlap - half, est.overlap + half],
+            "exact": exact,
+            "inside": bool(inside),
+            "samples": samples,
+        },
+    }
+
+
+def check_tk1() -> tuple[bool, dict]:
+    """B.tk1 on the full grid, 8000 Monte-Carlo pairs."""
+    return _tk1(TK1_BUCKETS, TK1_COSINES, 8000)
+
+
+def quick_tk1() -> tuple[bool, dict]:
+    """B.tk1 at n = 64, 2^20 and a = 0.3, 0.99, 2000 Monte-Carlo pairs."""
+    return _tk1((64, 2**20), (0.3, 0.99), 2000)
+
+
+def _one_too_many(original: Callable) -> Callable:
+    def topk_cells_log(n, k, log_cells):
+        return original(n, k + 1, log_cells)
+
+    return topk_cells_log
+
+
+# -- B.tk2: closed values and bounds of the top-k overlap ---------------------------------------
+
+#: (n, k) where the quadrature at a = 0 must give k / n
+TK2_ZERO = ((16, 2), (256, 4), (4096, 3))
+#: the grid of the bounds: n, cosines, k
+TK2_GRID = ((16, 256, 4096), (0.2, 0.5, 0.8), (1, 2, 4))
+
+
+def _tk2(zero, grid) -> tuple[bool, dict]:
+    worst = max(abs(topk_quadrature(n, k, 0.0) * n / k - 1.0) for n, k in zero)
+    ns, cosines, ks = grid
+    table = np.array([[[topk_quadrature(n, k, a) for k in ks] for a in cosines] for n in ns])
+    floor = np.array(ks)[None, None, :] / np.array(ns)[:, None, None]
+    bounded = bool(np.all(table > floor) and np.all(table < 1.0))
+    increasing = bool(np.all(np.diff(table, axis=1) > 0) and np.all(np.diff(table, axis=2) > 0))
+    return worst <= EXACT_TOL and bounded and increasing, {
+        "max |O_k(n, 0) n / k - 1| (quadrature)": worst,
+        "(n, k) at a = 0": [list(p) for p in zero],
+        "O_k(n, a) [n][a][k]": np.round(table, 6).tolist(),
+        "k/n < O_k < 1": bounded,
+        "increasing in a and in k": increasing,
+        "n, cosines, k": [list(g) for g in grid],
+    }
+
+
+def check_tk2() -> tuple[bool, dict]:
+    """B.tk2 on the full grid."""
+    return _tk2(TK2_ZERO, TK2_GRID)
+
+
+def quick_tk2() -> tuple[bool, dict]:
+    """B.tk2 at one a = 0 point and n = 64, a in {0.4, 0.8}, k in {1, 2, 3}."""
+    return _tk2(TK2_ZERO[:1], ((64,), (0.4, 0.8), (1, 2, 3)))
+
+
+def _p11_halved(original: Callable) -> Callable:
+    def _log_cells(x, y, alpha, beta):
+        l11, l10, l01, l00 = original(x, y, alpha, beta)
+        return l11 + math.log(0.5), l10, l01, l00
+
+    return _log_cells
+
+
+def _claim(cid, part, statement, check, quick, mutation) -> Claim:
+    test = f"tests/theorems/test_claims_beyond.py::test_{cid[2:]}"
+    return Claim(cid, part, " ".join(statement.split()), test, check, mutation, quick)
+
+
+#: The claims of this module, in id order.
+CLAIMS_TOPK: tuple[Claim, ...] = (
+    _claim(
+        "B.tk1",
+        "top-k overlap at k = 1 is the top-1 collision probability",
+        """The Voronoi top-k overlap O_k(n, a) = E|T_k(x) ∩ T_k(y)| / k = n E[S(U, V)] / k with
+        S the multinomial sum over the other n - 1 score pairs' cells equals P_vor(n, a) at
+        k = 1 (proven: only the empty counts remain, S = Phi2^(n-1)). The check integrates the
+        multinomial form at k = 1 for n in {3, 64, 2^12, 2^20}, a in {-0.5, 0.3, 0.8, 0.99}
+        against the Voronoi quadrature to 1e-8, and the kernel's top-3 overlap (n = 64, a =
+        0.6, d = 16) against the exact value inside its 99.9% interval.""",
+        check_tk1,
+        quick_tk1,
+        Mutation(
+            "topk-one-too-many",
+            "the multinomial sum admits k (not k - 1) beating pairs per coordinate.",
+            replacing("lshsim.theory.topk.topk_cells_log", _one_too_many),
+        ),
+    ),
+    _claim(
+        "B.tk2",
+        "closed values and bounds of the top-k overlap",
+        """O_k(n, 0) = k/n, O_k(n, 1) = 1, O_n(n, a) = 1 and O_k(n, -1) = max(0, 2k - n)/k
+        (proven); the multinomial quadrature reproduces O_k(n, 0) = k/n to 1e-8 at (n, k) in
+        {(16, 2), (256, 4), (4096, 3)}. Numerically, on n in {16, 256, 4096}, a in {0.2, 0.5,
+        0.8}, k in {1, 2, 4}: k/n < O_k(n, a) < 1, and O_k increases with a and with k.""",
+        check_tk2,
+        quick_tk2,
+        Mutation(
+            "topk-p11-halved",
+            "the probability that another pair beats (u, v) in both coordinates is halved.",
+            replacing("lshsim.theory.topk._log_cells", _p11_halved),
+        ),
+    ),
+)
+
+#: the registry reads a part's ``CLAIMS`` (:data:`lshsim.theorems.claims.PARTS`)
+CLAIMS = CLAIMS_TOPK
