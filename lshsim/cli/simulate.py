@@ -13,7 +13,7 @@ import sys
 
 from lshsim import theory
 from lshsim._validate import check_int
-from lshsim.cli import simulate_beyond as beyond
+from lshsim.cli import simulate_topk
 from lshsim.cli.families import FAMILY_HELP
 from lshsim.cli.output import print_rows
 from lshsim.estimate import MODES, estimate_collision
@@ -305,7 +305,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.dim is not None:
         sentence["dim"] = args.dim
     if args.topk is not None:
-        return beyond.run_simulate_topk(args, sentence, params)
+        return simulate_topk.run_simulate_topk(args, sentence, params)
     progress = not args.json and sys.stderr.isatty()
     est = estimate_collision(
         args.family,
@@ -391,9 +391,9 @@ def run_theory(args: argparse.Namespace) -> int:
     """
     params = _family_params(args)
     sentence = _sentence_options(args, ("dim", "length", "vocab", "cosines", "seed"))
-    out = beyond.theory_beyond(args, params)
+    out = simulate_topk.theory_topk(args, params)
     if out is not None:
-        return beyond.print_out(out, args.json)
+        return simulate_topk.print_out(out, args.json)
     for flag, name in (("tables", "tables (L)"), ("concat", "concat (k)")):
         if getattr(args, flag) is not None:  # before any quadrature
             check_int(name, getattr(args, flag), 1, 2**40 if flag == "tables" else 2**20)

@@ -1,4 +1,4 @@
-"""The ``simulate``/``theory`` options beyond the paper: ``--topk``, product keys' half-cosines.
+"""The ``simulate``/``theory`` options of top-k routing and product keys (``--topk``, halves).
 
 ``lshsim theory --topk k`` prints the exact Voronoi top-k overlap (and, at ``k = 1``, every
 top-k family's collision probability); ``--half-cosines a1,a2`` the product-key law at two
@@ -20,7 +20,7 @@ from lshsim.hashing.productkey import check_square
 from lshsim.hashing.topk import TOPK_FAMILIES
 from lshsim.theory.topk import check_topk
 
-__all__ = ["print_out", "run_simulate_topk", "theory_beyond"]
+__all__ = ["print_out", "run_simulate_topk", "theory_topk"]
 
 
 def print_out(out: dict, as_json: bool) -> int:
@@ -100,7 +100,7 @@ def _topk(args, params: dict) -> dict:
     }
 
 
-def theory_beyond(args: argparse.Namespace, params: dict) -> dict | None:
+def theory_topk(args: argparse.Namespace, params: dict) -> dict | None:
     """The ``theory`` output for ``--topk``, ``--half-cosines`` or product keys at a cosine.
 
     Returns:
