@@ -67,7 +67,7 @@ hashed n-grams (--family ngram, --overlap f): the rate at an aligned full window
   q = s(s-1)...(s-N+1) / (l(l-1)...(l-N+1)), s = round(f l): all N positions shared
   probability = q + (1 - q) prod_h 1/m_h (one head: q + (1-q)/n); heads_law: P(K = k) heads
   agree = q 1{k=H} + (1-q) PoissonBinomial(1/m_h); f_power = (s/l)^N, limit_bounds on
-  (s/l)^N - q (see lshsim.theory.ngram, proofs/ngram.md)
+  (s/l)^N - q (see lshsim.laws.ngram, proofs/ngram.md)
 """
 
 

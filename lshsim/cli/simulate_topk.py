@@ -17,8 +17,8 @@ from lshsim import theory
 from lshsim.cli.output import print_rows
 from lshsim.estimate_topk import estimate_topk_overlap
 from lshsim.hashing.productkey import check_square
-from lshsim.hashing.topk import TOPK_FAMILIES
-from lshsim.theory.topk import check_topk
+from lshsim.hashing import TOPK_FAMILIES
+from lshsim.laws.topk import check_topk
 
 __all__ = ["print_out", "run_simulate_topk", "theory_topk"]
 

@@ -1,5 +1,10 @@
 """Numba hash kernels for every lookup family, and the one registry ``FAMILIES``.
 
+A family is one class (:class:`HashFamily`) that owns what it knows: its name and help, its
+parameters (:class:`Param`), its kernels (top-1, top-k, the reduced sampler) and its exact
+laws, each present or an explicit :class:`NoLaw`. Every list of families elsewhere is
+derived from :data:`FAMILIES` (:mod:`lshsim.hashing.registry`).
+
 >>> import numpy as np
 >>> from lshsim.hashing import make_family
 >>> h = make_family("simhash", n=1024, d=8, seed=0)
@@ -10,30 +15,37 @@ True
 
 from __future__ import annotations
 
-from lshsim.hashing.base import HashFamily
+from lshsim.hashing.base import LAWS, HashFamily, NoLaw, OverlapLaw, Param
 from lshsim.hashing.hyperplane import PStable, SimHash
 from lshsim.hashing.minhash import MERSENNE61, MinHash
 from lshsim.hashing.ngram import NGram
 from lshsim.hashing.productkey import ProductKey
+from lshsim.hashing.registry import (
+    ENTRY_POINT_GROUP,
+    FAMILIES,
+    FamilyView,
+    family_names,
+    get_family,
+    load_entry_points,
+    register_family,
+    unregister_family,
+)
 from lshsim.hashing.spherical import CrossPolytope, Voronoi
 from lshsim.hashing.tokenid import TokenID
 
-#: Every family by name: the CLI, tests and experiments enumerate this one dict.
-FAMILIES: dict[str, type[HashFamily]] = {
-    cls.name: cls
-    for cls in (SimHash, PStable, Voronoi, CrossPolytope, MinHash, TokenID, NGram, ProductKey)
-}
+for _cls in (SimHash, PStable, Voronoi, CrossPolytope, MinHash, TokenID, NGram, ProductKey):
+    register_family(_cls)
+load_entry_points()
 
 #: Families hashing real vectors (the others hash token ids).
-VECTOR_FAMILIES = tuple(k for k, v in FAMILIES.items() if v.input_kind == "vectors")
-
-
-def get_family(name: str) -> type[HashFamily]:
-    """Look a family up by name; ``ValueError`` naming the choices if unknown."""
-    try:
-        return FAMILIES[name]
-    except KeyError:
-        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {name!r}") from None
+VECTOR_FAMILIES = FamilyView(lambda c: c.input_kind == "vectors", "families hashing vectors")
+#: Families whose collision probability is an exact function of the pair's cosine.
+COSINE_FAMILIES = FamilyView(
+    lambda c: c.input_kind == "vectors" and not c.halves and c.has_law("log_probability"),
+    "families with an exact law at the cosine of the two inputs",
+)
+#: Families with a top-k rule.
+TOPK_FAMILIES = FamilyView(lambda c: c.has_topk, "families with a top-k rule")
 
 
 def make_family(name: str, n: int, d: int, seed=0, **params) -> HashFamily:
@@ -42,18 +54,30 @@ def make_family(name: str, n: int, d: int, seed=0, **params) -> HashFamily:
 
 
 __all__ = [
+    "COSINE_FAMILIES",
+    "ENTRY_POINT_GROUP",
     "FAMILIES",
+    "LAWS",
     "MERSENNE61",
+    "TOPK_FAMILIES",
     "VECTOR_FAMILIES",
     "CrossPolytope",
+    "FamilyView",
     "HashFamily",
     "MinHash",
     "NGram",
+    "NoLaw",
+    "OverlapLaw",
     "PStable",
+    "Param",
     "ProductKey",
     "SimHash",
     "TokenID",
     "Voronoi",
+    "family_names",
     "get_family",
+    "load_entry_points",
     "make_family",
+    "register_family",
+    "unregister_family",
 ]

@@ -12,12 +12,17 @@ one tile plus O(m).
 
 from __future__ import annotations
 
-from typing import ClassVar
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numba
 import numpy as np
 
 from lshsim._validate import as_seed, as_vectors, check_int
+from lshsim.laws.spherical import RTOL
+from lshsim.laws.tables import log_p_table
+from lshsim.sentences import sentence_cosines
 
 #: Rows of ``G`` per score tile, and entries per tile (2^22: 32 MiB in float64). Tiles this
 #: large keep BLAS at the speed of one big GEMM (1024-row tiles measured 15% slower).
@@ -25,6 +30,74 @@ COL_TILE = 2048
 TILE_ENTRIES = 2**22
 #: Rows of the batch per projection chunk of the narrow (k-column) families.
 ROW_TILE = 16384
+
+
+class NoLaw(ValueError):
+    """The family has no exact law for the question asked (one line, naming family and law)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a family: the keyword, its CLI flag, type, range, default and help.
+
+    The CLI options of ``simulate`` / ``theory``, the options a sweep spec accepts and the
+    hypothesis strategies (:mod:`lshsim.theorems.strategies`) are all derived from these.
+
+    Attributes:
+        name: the keyword of :meth:`HashFamily.check_params` (and of ``params`` dicts).
+        type: ``int``, ``float`` or ``str``.
+        help: one line for ``--help`` (what it is and its default).
+        flag: the CLI option without dashes (default: ``name``).
+        metavar: the CLI metavar.
+        choices: the accepted strings (``str`` parameters), aliases included.
+        draw: the values the property tests draw: ``(lo, hi)`` for numbers (floats
+            log-uniformly), or a tuple of strings.
+        exact_draw: the values with an exact law, where fewer than ``draw`` (strings).
+    """
+
+    name: str
+    type: type
+    help: str
+    flag: str | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] = ()
+    draw: tuple[Any, ...] | None = None
+    exact_draw: tuple[Any, ...] | None = None
+
+    @property
+    def option(self) -> str:
+        """The CLI option name (without dashes)."""
+        return self.flag or self.name
+
+
+#: The exact laws a family may have: method name -> what the law is, for the error message.
+LAWS = {
+    "log_probability": "collision probability at a cosine",
+    "log_probability_halves": "collision probability at two half-cosines",
+    "overlap_law": "collision probability on the sentence model (overlap f)",
+    "limit_rho": "limit exponent rho as n -> infinity",
+    "asymptotic_probability": "large-n form of the collision probability",
+    "hash_cost": "cost in inner products",
+    "topk_overlap": "top-k overlap at a cosine",
+}
+
+
+@dataclass(frozen=True)
+class OverlapLaw:
+    """A family's collision probability on the sentence model at overlap ``f``.
+
+    Attributes:
+        probability: exact, or the average of the exact ``P(cos)`` over sampled cosines.
+        std_error: standard error of that average (0 when exact).
+        cosines: cosines averaged over (0 when exact).
+        cosine_mean, cosine_sd: their mean and standard deviation (NaN when exact).
+    """
+
+    probability: float
+    std_error: float = 0.0
+    cosines: int = 0
+    cosine_mean: float = math.nan
+    cosine_sd: float = math.nan
 
 
 class HashFamily:
@@ -42,6 +115,17 @@ class HashFamily:
     """
 
     name: ClassVar[str] = ""
+    #: One line for ``lshsim families`` and ``--help``.
+    help: ClassVar[str] = ""
+    #: The family's parameters (:class:`Param`), in CLI order.
+    parameters: ClassVar[tuple[Param, ...]] = ()
+    #: The bucket counts it takes: "any", "power_of_two", "even" or "square".
+    bucket_rule: ClassVar[str] = "any"
+    #: Largest ``log2 n`` it takes (bucket ids are int64; 32-bit hashes take fewer).
+    max_log2: ClassVar[int] = 62
+    #: ``"module:function"`` of the slow, obvious reference implementation the tests compare
+    #: the kernel with (:mod:`lshsim.testing.reference`), or "" where there is none.
+    reference: ClassVar[str] = ""
     input_kind: ClassVar[str] = "vectors"
     reduced: ClassVar[bool] = False
     #: True where ``_hash`` checks finiteness on the (narrower) projections itself.
@@ -128,6 +212,164 @@ class HashFamily:
         families' trials are dominated by Python overhead, which threads only contend for.
         """
         return False
+
+    # ---- exact laws: a family overrides those it has; the base states each absence --------
+
+    @classmethod
+    def no_law(cls, law: str, why: str = "") -> NoLaw:
+        """The one-line error for a law the family lacks (``law`` a key of :data:`LAWS`)."""
+        have = [LAWS[k] for k in LAWS if cls.has_law(k)]
+        hint = why or (f"it has: {'; '.join(have)}" if have else "it has no exact law")
+        return NoLaw(f"family '{cls.name}' has no exact {LAWS[law]}: {hint}")
+
+    @classmethod
+    def has_law(cls, law: str) -> bool:
+        """Whether the family defines the law ``law`` (a key of :data:`LAWS`) at all."""
+        if law not in LAWS:
+            raise ValueError(f"law must be one of {', '.join(LAWS)}, got {law!r}")
+        if law == "overlap_law" and cls.has_law("log_probability") and not cls.halves:
+            return True  # the cosine law averaged over the sentence model's cosines
+        return getattr(cls, law).__func__ is not getattr(HashFamily, law).__func__
+
+    @classmethod
+    def check_law(cls, law: str, n: int, **params) -> dict:
+        """Check that the law ``law`` exists for these parameters; return them normalised.
+
+        Raises:
+            NoLaw: the family lacks it (or lacks it for these parameters, e.g. a rotation).
+            ValueError: bad parameters.
+        """
+        p = cls.check_params(n, **params)
+        if not cls.has_law(law):
+            raise cls.no_law(law)
+        return p
+
+    @classmethod
+    def log_probability(cls, n: int, cosine: float, *, rtol: float = RTOL, **params) -> float:
+        """``log P[h(x) = h(y)]`` for unit vectors at cosine ``a`` (checked inputs).
+
+        Args:
+            n: buckets.
+            cosine: ``a`` in ``[-1, 1]``.
+            rtol: relative tolerance of a quadrature.
+            **params: the family's parameters.
+
+        Raises:
+            NoLaw: the family has no such law.
+        """
+        raise cls.no_law("log_probability")
+
+    @classmethod
+    def probabilities(cls, n: int, cosines: np.ndarray, **params) -> np.ndarray:
+        """``P`` at every cosine of a float64 array (checked inputs).
+
+        Through a checked table of :meth:`log_probability` in the angle; a closed form
+        overrides this.
+
+        Raises:
+            NoLaw: the family has no law at a cosine.
+        """
+        if not cls.has_law("log_probability"):
+            raise cls.no_law("log_probability")
+        p = cls.check_params(n, **params)
+        extra = {k: v for k, v in p.items() if k != "n"}
+
+        def direct(a: float) -> float:
+            return cls.log_probability(p["n"], a, **extra)
+
+        return np.exp(log_p_table(direct, cosines, f"{cls.name} at n={p['n']}"))
+
+    @classmethod
+    def log_probability_halves(
+        cls, n: int, a1: float, a2: float, *, rtol: float = RTOL, **params
+    ) -> float:
+        """``log P`` when the two halves of the inputs are at cosines ``a1`` and ``a2``.
+
+        Raises:
+            NoLaw: the family does not read its input in halves.
+        """
+        raise cls.no_law("log_probability_halves")
+
+    @classmethod
+    def overlap_law(
+        cls,
+        n: int,
+        overlap: float,
+        *,
+        dim: int,
+        length: int,
+        vocab: int,
+        cosines: int,
+        seed: int,
+        **params,
+    ) -> OverlapLaw:
+        """The collision probability on the sentence model at overlap ``f`` (checked inputs).
+
+        The default, for a family with a law at a cosine: that law averaged over ``cosines``
+        draws of the pair's cosine from the exact sampler
+        :func:`lshsim.sentences.sentence_cosines` (seeded by ``seed``), with its standard
+        error.
+
+        Raises:
+            NoLaw: the family has no such law.
+        """
+        if not cls.has_law("log_probability") or cls.halves:
+            raise cls.no_law("overlap_law")
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        cos = sentence_cosines(cosines, overlap, length=length, dim=dim, rng=rng)
+        pv = cls.probabilities(n, cos, **params)
+        se = float(pv.std(ddof=1) / math.sqrt(cosines)) if cosines > 1 else math.inf
+        return OverlapLaw(float(pv.mean()), se, cosines, float(cos.mean()), float(cos.std()))
+
+    @classmethod
+    def limit_rho(cls, cosine: float, n: int, **params) -> float:
+        """``lim_{n -> inf} -log P(n, a) / log n`` (``n`` fixes the radix where one matters).
+
+        Raises:
+            NoLaw: no limit exponent is known for the family.
+        """
+        raise cls.no_law("limit_rho")
+
+    @classmethod
+    def asymptotic_probability(cls, n: int, cosine: float, *, refined: bool = False) -> float:
+        """The large-``n`` form of ``P(n, a)`` (``a`` in (-1, 1)).
+
+        Raises:
+            NoLaw: no asymptotic form is known for the family.
+        """
+        raise cls.no_law("asymptotic_probability")
+
+    @classmethod
+    def hash_cost(cls, n: int, dim: int | None = None, **params) -> float:
+        """Inner products of length ``d`` one hash function costs (the amplification view).
+
+        Raises:
+            NoLaw: the family's cost is not counted in inner products.
+        """
+        raise cls.no_law("hash_cost")
+
+    @classmethod
+    def topk_overlap(cls, n: int, k: int, cosine: float, **params) -> float:
+        """Exact ``E|T_k(x) ∩ T_k(y)| / k`` at cosine ``a``.
+
+        Raises:
+            NoLaw: no exact top-k law is known for the family.
+        """
+        raise cls.no_law("topk_overlap")
+
+    # ---- top-k (the model side's rule) ---------------------------------------------------
+
+    #: Whether the family has a top-k rule (:meth:`topk_scores` or :meth:`topk_sets`).
+    has_topk: ClassVar[bool] = False
+
+    @classmethod
+    def max_topk(cls, n: int) -> int:
+        """The largest ``k`` the top-k rule takes at ``n`` buckets."""
+        return n
+
+    def topk_scores(self, x: np.ndarray) -> np.ndarray:
+        """The scores whose top-k is the family's ``T_k`` (float[m, c]); see :mod:`.topk`."""
+        raise ValueError(f"family '{self.name}' has no top-k rule")
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params.items())

@@ -34,7 +34,8 @@ import numba
 import numpy as np
 
 from lshsim._validate import as_vectors, check_buckets, check_float, check_int
-from lshsim.hashing.base import ROW_TILE, HashFamily, project, weights_like
+from lshsim.hashing.base import ROW_TILE, HashFamily, Param, project, weights_like
+from lshsim.laws.closed_forms import pstable_direction_probability, radix_of
 
 #: Cell indices must stay below 2^52 in magnitude to be exact in float64.
 MAX_CELL = 2.0**52
@@ -122,17 +123,6 @@ def _pstable_reduced(z, offsets, cosines, w, r, out):  # pragma: no cover - jit
         out[t] = hit
 
 
-def radix_of(n: int, k: int) -> int | None:
-    """The integer ``r >= 2`` with ``r^k == n``, or None."""
-    if k == 1:  # n ** 1.0 rounds to a float: for n > 2^53 r = n would be missed
-        return n if n >= 2 else None
-    r = round(n ** (1.0 / k))
-    for cand in (r - 1, r, r + 1):
-        if cand >= 2 and cand**k == n:
-            return cand
-    return None
-
-
 def _chunked_rows(x: np.ndarray, g: np.ndarray, g64: np.ndarray, reduce, *args) -> np.ndarray:
     """Project ``ROW_TILE`` rows at a time and reduce them into ids.
 
@@ -188,8 +178,40 @@ class SimHash(HashFamily):
     """
 
     name = "simhash"
+    help = "sign bits of k = log2(n) Gaussian projections (n a power of two)"
+    bucket_rule = "power_of_two"
+    reference = "lshsim.testing.reference:simhash"
     reduced = True
     validates_projections = True
+
+    @classmethod
+    def log_probability(cls, n, cosine, *, rtol=None, **params):
+        """``log P = k log(1 - arccos(a)/pi)``, ``n = 2^k`` (Charikar 2002)."""
+        n = cls.check_params(n, **params)["n"]
+        theta = math.acos(cosine) / math.pi
+        return -math.inf if theta == 1.0 else (n.bit_length() - 1) * math.log1p(-theta)
+
+    @classmethod
+    def probabilities(cls, n, cosines, **params):
+        """``(1 - arccos(a)/pi)^k`` at every cosine, in closed form."""
+        n = cls.check_params(n, **params)["n"]
+        return (1.0 - np.arccos(cosines) / np.pi) ** (n.bit_length() - 1)
+
+    @classmethod
+    def limit_rho(cls, cosine, n, **params):
+        """``-log2(1 - arccos(a)/pi)``, the same at every ``n``."""
+        theta = math.acos(cosine) / math.pi
+        return math.inf if theta == 1.0 else -math.log1p(-theta) / math.log(2.0)
+
+    @classmethod
+    def asymptotic_probability(cls, n, cosine, *, refined=False):
+        """``n^-rho`` is exact: the probability itself."""
+        return math.exp(cls.log_probability(n, cosine))
+
+    @classmethod
+    def hash_cost(cls, n, dim=None, **params):
+        """``log2 n`` projections."""
+        return float(cls.check_params(n, **params)["n"].bit_length() - 1)
 
     @classmethod
     def check_params(cls, n, **params):
@@ -256,8 +278,53 @@ class PStable(HashFamily):
     """
 
     name = "pstable"
+    help = "Datar et al. equispaced hyperplanes, k directions of width w, radix map (n = r^k)"
+    parameters = (
+        Param(
+            "k",
+            int,
+            "pstable: directions (default log2 n)",
+            metavar="K",
+        ),
+        Param(
+            "w",
+            float,
+            "pstable cell width w in [1e-9, 1e9] (default 4.0)",
+            flag="width",
+            metavar="W",
+            draw=(MIN_WIDTH, MAX_WIDTH),
+        ),
+    )
+    bucket_rule = "power_of_two"
+    reference = "lshsim.testing.reference:pstable"
     reduced = True
     validates_projections = True
+
+    @classmethod
+    def log_probability(cls, n, cosine, *, rtol=None, **params):
+        """``k log q`` at the unit vectors' distance ``sqrt(2 - 2a)`` (Datar et al. 2004)."""
+        p = cls.check_params(n, **params)
+        dist = math.sqrt(max(0.0, 2.0 - 2.0 * cosine))
+        q = pstable_direction_probability(dist, p["w"], radix_of(p["n"], p["k"]))
+        return -math.inf if q == 0.0 else p["k"] * math.log(q)
+
+    @classmethod
+    def limit_rho(cls, cosine, n, **params):
+        """``-log q / log r`` at the radix ``r`` of ``n``: the same at every ``n = r^k``."""
+        p = cls.check_params(n, **params)
+        r = radix_of(p["n"], p["k"])
+        q = pstable_direction_probability(math.sqrt(max(0.0, 2 - 2 * cosine)), p["w"], r)
+        return math.inf if q == 0.0 else -math.log(q) / math.log(r)
+
+    @classmethod
+    def asymptotic_probability(cls, n, cosine, *, refined=False):
+        """``n^-rho`` is exact: the probability itself."""
+        return math.exp(cls.log_probability(n, cosine))
+
+    @classmethod
+    def hash_cost(cls, n, dim=None, **params):
+        """``k`` projections."""
+        return float(cls.check_params(n, **params)["k"])
 
     @classmethod
     def check_params(cls, n, k=None, w=4.0, **params):

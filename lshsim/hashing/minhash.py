@@ -34,7 +34,9 @@ import numba
 import numpy as np
 
 from lshsim._validate import as_token_ids, check_buckets, check_int
-from lshsim.hashing.base import HashFamily
+from lshsim.hashing.base import HashFamily, OverlapLaw, Param
+from lshsim.laws.closed_forms import minhash_law
+from lshsim.sentences import shared_tokens
 
 #: The Mersenne prime 2^61 - 1.
 MERSENNE61 = (1 << 61) - 1
@@ -211,7 +213,18 @@ class MinHash(HashFamily):
     """
 
     name = "minhash"
+    help = "min-hash of the token set, exact mod 2^61-1; k concatenated min-hashes"
+    parameters = (
+        Param("k", int, "minhash: concatenated min-hashes (default 1)", metavar="K", draw=(1, 8)),
+    )
+    reference = "lshsim.testing.reference:minhash"
     input_kind = "token_sets"
+
+    @classmethod
+    def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):
+        """``J^k + (1 - J^k) / n``, ``J = s / (2l - s)`` the Jaccard index of the token sets."""
+        p = cls.check_params(n, **params)
+        return OverlapLaw(minhash_law(p["n"], shared_tokens(overlap, length), length, p["k"]))
 
     @classmethod
     def check_params(cls, n, k=1, **params):

@@ -15,7 +15,7 @@ depend only on the low bits of ``x``, which a modulus sharing a factor with ``2^
 of two) would expose; ``fmix32`` (``v ^= v >> 16; v *= 0x85EBCA6B; v ^= v >> 13;
 v *= 0xC2B2AE35; v ^= v >> 16``) spreads every bit. Engram's heads share one mix and differ
 only in their prime modulus; here each head has its own multipliers and salt, so the heads
-are independent functions (the law of ``lshsim.theory.ngram`` assumes that).
+are independent functions (the law of ``lshsim.laws.ngram`` assumes that).
 
 Why 32 bits (the issue asks for a 64-bit hash): the model hashes inside jitted JAX code, where
 integers are 32-bit unless x64 is enabled. Every operation above is exactly a ``uint32``
@@ -45,7 +45,15 @@ import numba
 import numpy as np
 
 from lshsim._validate import as_token_ids, check_buckets, check_int
-from lshsim.hashing.base import HashFamily
+from lshsim.hashing.base import HashFamily, OverlapLaw, Param
+from lshsim.laws.ngram import (
+    MAX_HEADS,
+    MAX_NGRAM,
+    MAX_TABLE,
+    is_prime,
+    ngram_moduli,
+    ngram_probability,
+)
 
 __all__ = [
     "FMIX_C1",
@@ -63,60 +71,7 @@ __all__ = [
 #: MurmurHash3 ``fmix32`` multipliers.
 FMIX_C1 = 0x85EBCA6B
 FMIX_C2 = 0xC2B2AE35
-#: Limits: n-gram order, heads, and the table size ``m`` (the moduli stay below ``2^32``).
-MAX_NGRAM = 64
-MAX_HEADS = 64
-MAX_TABLE = 2**31
 _MASK = np.uint64(0xFFFFFFFF)
-
-
-def is_prime(k: int) -> bool:
-    """Deterministic Miller-Rabin for ``k < 3.4e14`` (bases 2, 3, 5, 7, 11, 13, 17)."""
-    if k < 2:
-        return False
-    small = (2, 3, 5, 7, 11, 13, 17)
-    if k in small:
-        return True
-    if any(k % p == 0 for p in small):
-        return False
-    d, r = k - 1, 0
-    while d % 2 == 0:
-        d //= 2
-        r += 1
-    for a in small:
-        x = pow(a, d, k)
-        if x in (1, k - 1):
-            continue
-        for _ in range(r - 1):
-            x = x * x % k
-            if x == k - 1:
-                break
-        else:
-            return False
-    return True
-
-
-def ngram_moduli(m: int, heads: int = 1) -> tuple[int, ...]:
-    """The table size of every head: ``(m,)`` for one head, else the ``H`` smallest primes ``>= m``.
-
-    Args:
-        m: buckets, in ``[2, 2^31]``.
-        heads: ``H`` in ``[1, 64]``.
-
-    Returns:
-        ``H`` distinct moduli, increasing; each below ``2^32``.
-    """
-    m = check_int("n (buckets)", m, 2, MAX_TABLE)
-    heads = check_int("heads (H)", heads, 1, MAX_HEADS)
-    if heads == 1:
-        return (m,)
-    out: list[int] = []
-    k = m
-    while len(out) < heads:
-        if is_prime(k):
-            out.append(k)
-        k += 1
-    return tuple(out)
 
 
 @numba.njit(cache=True, inline="always")
@@ -216,7 +171,33 @@ class NGram(HashFamily):
     """
 
     name = "ngram"
+    help = "hashed N-gram ending at each position, H heads (Engram); one trial per window"
+    parameters = (
+        Param(
+            "ngram",
+            int,
+            "ngram: the order N in [1, l] (default 2): position t hashes tokens t-N+1..t",
+            metavar="N",
+            draw=(1, 4),
+        ),
+        Param(
+            "heads",
+            int,
+            "ngram: H in [1, 64] independent hash heads (default 1: modulus n; H >= 2: the "
+            "H smallest primes >= n, Engram's); the rate is that of a collision in every head",
+            metavar="H",
+            draw=(1, 8),
+        ),
+    )
+    max_log2 = 31
+    reference = "lshsim.testing.reference:ngram"
     input_kind = "sequences"
+
+    @classmethod
+    def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):
+        """``q + (1 - q) prod_h 1/m_h`` under the ideal-hash model (:mod:`lshsim.laws.ngram`)."""
+        p = cls.check_params(n, **params)
+        return OverlapLaw(ngram_probability(p["ngram"], n, overlap, length, heads=p["heads"]))
 
     @classmethod
     def check_params(cls, n, ngram=2, heads=1, **params):

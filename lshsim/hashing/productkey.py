@@ -22,9 +22,13 @@ import math
 import numba
 import numpy as np
 
-from lshsim._validate import check_int
-from lshsim.hashing.base import HashFamily, tiled_argmax, weights_like
+from lshsim._validate import check_float, check_int
+from lshsim.hashing.base import HashFamily, OverlapLaw, tiled_argmax, weights_like
 from lshsim.hashing.reduced import _check_reduced, _reduced_sample
+from lshsim.hashing.topk import productkey_topk
+from lshsim.laws import spherical as spherical_laws
+from lshsim.laws.tables import log_p_table
+from lshsim.sentence_halves import half_cosines
 
 __all__ = ["ProductKey", "check_square", "combine_slots"]
 
@@ -56,8 +60,63 @@ class ProductKey(HashFamily):
     """
 
     name = "productkey"
+    help = "product keys: argmaxes of s Gaussian sub-keys per half, slot i*s+j (n = s^2)"
+    bucket_rule = "square"
     reduced = True
     halves = True
+    has_topk = True
+
+    @classmethod
+    def log_probability_halves(cls, n, a1, a2, *, rtol=spherical_laws.RTOL, **params):
+        """``ln P_vor(s, a1) + ln P_vor(s, a2)``, ``s = sqrt(n)``: the halves are independent."""
+        cls.check_params(n, **params)
+        s = math.isqrt(n)
+        a1 = check_float("cosine", a1, -1.0, 1.0)
+        a2 = check_float("cosine", a2, -1.0, 1.0)
+        first = spherical_laws.voronoi_log_probability(s, a1, rtol)
+        if a2 == a1:
+            return 2.0 * first
+        return first + spherical_laws.voronoi_log_probability(s, a2, rtol)
+
+    @classmethod
+    def log_probability(cls, n, cosine, *, rtol=spherical_laws.RTOL, **params):
+        """Both halves at cosine ``a``: ``2 ln P_vor(sqrt n, a)``."""
+        return cls.log_probability_halves(n, cosine, cosine, rtol=rtol, **params)
+
+    @classmethod
+    def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):
+        """``P_vor(s, a1) P_vor(s, a2)`` averaged over the law of the two half-cosines.
+
+        The exact joint law is :func:`lshsim.sentence_halves.half_cosines`.
+        """
+        cls.check_params(n, **params)
+        s = math.isqrt(n)
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        cos = half_cosines(cosines, overlap, length=length, dim=dim, rng=rng)
+
+        def direct(a: float) -> float:
+            return spherical_laws.voronoi_log_probability(s, check_float("cosine", a, -1, 1))
+
+        log_p = log_p_table(direct, cos.reshape(-1), f"voronoi at n={s}")
+        pv = np.exp(log_p.reshape(-1, 2).sum(axis=1))
+        se = float(pv.std(ddof=1) / math.sqrt(cosines))
+        return OverlapLaw(float(pv.mean()), se, cosines, float(cos.mean()), float(cos.std()))
+
+    @classmethod
+    def limit_rho(cls, cosine, n, **params):
+        """``(1 - a) / (1 + a)``: ``rho_pk(n, a) = rho_vor(sqrt n, a)`` (both halves at ``a``)."""
+        cls.check_params(n, **params)
+        return math.inf if cosine == -1.0 else (1.0 - cosine) / (1.0 + cosine)
+
+    @classmethod
+    def max_topk(cls, n):
+        """PKM's per-half top-k: ``k <= s``."""
+        return math.isqrt(n)
+
+    def topk_block(self, x, k, out):
+        """PKM's top-k: top-``k`` per half, then top-``k`` of the ``k^2`` sums."""
+        s1, s2 = self.half_scores(x)
+        productkey_topk(s1, s2, k, out)
 
     @classmethod
     def check_params(cls, n, **params):

@@ -52,11 +52,13 @@ The reduced samplers live in :mod:`lshsim.hashing.reduced` and the Hadamard kern
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
-from lshsim._validate import check_buckets
-from lshsim.hashing.base import HashFamily, tiled_argmax, weights_like
+from lshsim._validate import check_buckets, check_int
+from lshsim.hashing.base import HashFamily, NoLaw, Param, tiled_argmax, weights_like
 from lshsim.hashing.hadamard import (  # re-exported: tests and experiments import them here
     HADAMARD_BLOCK,
     HADAMARD_BUFFER,
@@ -78,6 +80,9 @@ from lshsim.hashing.reduced import (  # re-exported: tests and experiments impor
     _tn_quantile,
     ndtri,
 )
+from lshsim.hashing.topk import scores_topk
+from lshsim.laws import spherical as spherical_laws
+from lshsim.laws.topk import voronoi_topk_overlap
 
 #: Largest table (rows x d) a family instance may draw: 2^29 float64 = 4 GiB.
 MAX_TABLE = 2**29
@@ -94,6 +99,18 @@ def _check_table(rows: int, d: int, family: str) -> None:
         )
 
 
+def _limit_rho(cosine: float) -> float:
+    """``(1 - a) / (1 + a)``: the spherical families' exponent as ``n -> inf`` (Andoni et al.)."""
+    return math.inf if cosine == -1.0 else (1.0 - cosine) / (1.0 + cosine)
+
+
+def _asymptotic(cls, n: int, cosine: float, refined: bool) -> float:
+    n = cls.check_params(n)["n"]
+    if not -1.0 < cosine < 1.0:
+        raise ValueError(f"cosine must be in (-1, 1) for the asymptotic form, got {cosine!r}")
+    return spherical_laws.asymptotic_probability(n, cosine, refined=refined)
+
+
 class Voronoi(HashFamily):
     """Voronoi spherical LSH = softmax top-1 with a random Gaussian router; any ``n >= 2``.
 
@@ -102,6 +119,42 @@ class Voronoi(HashFamily):
     """
 
     name = "voronoi"
+    help = "argmax of n Gaussian centres = softmax top-1 with a random router"
+    reference = "lshsim.testing.reference:voronoi"
+    has_topk = True
+
+    @classmethod
+    def log_probability(cls, n, cosine, *, rtol=spherical_laws.RTOL, **params):
+        """``log P = log n E[Phi2(U, V; a)^(n-1)]`` by 2-D quadrature (relative ``rtol``)."""
+        n = cls.check_params(n, **params)["n"]
+        return spherical_laws.voronoi_log_probability(n, cosine, rtol)
+
+    @classmethod
+    def limit_rho(cls, cosine, n, **params):
+        """``(1 - a) / (1 + a)`` (Andoni et al. 2015)."""
+        cls.check_params(n, **params)
+        return _limit_rho(cosine)
+
+    @classmethod
+    def asymptotic_probability(cls, n, cosine, *, refined=False):
+        """Andoni et al.'s ``n^-rho``, or the Laplace form (:mod:`lshsim.laws.spherical`)."""
+        return _asymptotic(cls, n, cosine, refined)
+
+    @classmethod
+    def hash_cost(cls, n, dim=None, **params):
+        """``n`` inner products (one per centre)."""
+        return float(cls.check_params(n, **params)["n"])
+
+    @classmethod
+    def topk_overlap(cls, n, k, cosine, **params):
+        """Exact top-k overlap by quadrature over the multinomial cell counts (``k <= 16``)."""
+        n = cls.check_params(n, **params)["n"]
+        return voronoi_topk_overlap(n, k, cosine)
+
+    def topk_block(self, x, k, out):
+        """Top-``k`` centres of each row of ``x`` by score ``g_i . x`` into ``out``."""
+        scores_topk(x @ np.ascontiguousarray(self.matrix, dtype=x.dtype).T, k, out)
+
     reduced = True
 
     @classmethod
@@ -151,6 +204,17 @@ ROTATIONS = ("gaussian-projection", "orthogonal", "hadamard")
 ROTATION_ALIASES = {"gaussian": "gaussian-projection"}
 #: The rotations drawn as a stored ``m x d`` matrix (hashed by BLAS + the signed argmax).
 DENSE_ROTATIONS = ("gaussian-projection", "orthogonal")
+#: Why the cross-polytope's other constructions have no exact value (``proofs/lsh_exponent.md``).
+NO_EXACT_THEORY = {
+    "orthogonal": "rotation must be 'gaussian-projection' for exact theory: with "
+    "rotation='orthogonal' the rotated pair is a uniform pair on the sphere at cosine a, whose "
+    "coordinates are not independent, so the exact law depends on d and has no formula here "
+    "(the gaussian-projection value is its d -> inf limit at fixed n); estimate it with "
+    "`lshsim simulate`",
+    "hadamard": "rotation must be 'gaussian-projection' for exact theory: the hadamard "
+    "rotation has no known exact law (it approaches the gaussian-projection value as d "
+    "grows); estimate it with `lshsim simulate`",
+}
 
 
 def haar_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
@@ -180,6 +244,24 @@ class CrossPolytope(HashFamily):
     """
 
     name = "crosspolytope"
+    help = "closest ±e_j after A x, n = 2m (gaussian-projection, orthogonal, hadamard)"
+    parameters = (
+        Param(
+            "rotation",
+            str,
+            "crosspolytope construction: gaussian-projection (default; an n/2 x d Gaussian "
+            "matrix, exact theory), orthogonal (n/2 <= d rows of a Haar rotation), hadamard "
+            "(3 rounds of signs + FWHT, FALCONN); gaussian is a deprecated alias of "
+            "gaussian-projection",
+            metavar="R",
+            choices=(*ROTATIONS, *ROTATION_ALIASES),
+            draw=("gaussian-projection", "hadamard"),
+            exact_draw=("gaussian-projection",),
+        ),
+    )
+    bucket_rule = "even"
+    reference = "lshsim.testing.reference:crosspolytope"
+    has_topk = True
     reduced = True  # exact for rotation="gaussian-projection" only; the others raise
     ROUNDS = 3
 
@@ -198,6 +280,53 @@ class CrossPolytope(HashFamily):
                 f"alias 'gaussian'), got {rotation!r}"
             )
         return {"n": n, "rotation": rotation}
+
+    @classmethod
+    def check_law(cls, law, n, **params):
+        """As :meth:`HashFamily.check_law`; the exact laws need the Gaussian projection."""
+        p = super().check_law(law, n, **params)
+        if law in ("log_probability", "overlap_law") and p["rotation"] in NO_EXACT_THEORY:
+            raise NoLaw(NO_EXACT_THEORY[p["rotation"]])
+        return p
+
+    @classmethod
+    def log_probability(cls, n, cosine, *, rtol=spherical_laws.RTOL, **params):
+        """``log P = log 2d E[1{U > 0, V > 0} R(U, V)^(d-1)]`` by quadrature (Gaussian only)."""
+        n = cls.check_law("log_probability", n, **params)["n"]
+        return spherical_laws.crosspolytope_log_probability(n, cosine, rtol)
+
+    @classmethod
+    def limit_rho(cls, cosine, n, **params):
+        """``(1 - a) / (1 + a)`` (Andoni et al. 2015)."""
+        cls.check_law("log_probability", n, **params)
+        return _limit_rho(cosine)
+
+    @classmethod
+    def asymptotic_probability(cls, n, cosine, *, refined=False):
+        """As Voronoi's with ``n`` buckets (:mod:`lshsim.laws.spherical`)."""
+        return _asymptotic(cls, n, cosine, refined)
+
+    @classmethod
+    def hash_cost(cls, n, dim=None, **params):
+        """``n/2`` inner products for the dense rotations; the Hadamard rotation's fraction."""
+        p = cls.check_params(n, **params)
+        m, rotation = p["n"] // 2, p["rotation"]
+        d = None if dim is None else check_int("dim (d)", dim, 1, 2**31)
+        if rotation == "orthogonal" and d is not None and m > d:
+            raise ValueError(
+                f"n (buckets) must be <= 2d for rotation='orthogonal', got n={p['n']}, d={d}"
+            )
+        if rotation != "hadamard":
+            return float(m)
+        if d is None:
+            raise ValueError("dim (d) is required for rotation='hadamard': its cost is D log D / d")
+        big = 1 << max(d - 1, m - 1, 0).bit_length()
+        return cls.ROUNDS * big * (math.log2(big) + 1.0) / (2.0 * d)
+
+    def topk_block(self, x, k, out):
+        """Top-``k`` of the ``2m`` signed coordinates ``concat(y, -y)`` of the rotated ``y``."""
+        y = x @ np.ascontiguousarray(self.matrix, dtype=x.dtype).T
+        scores_topk(np.concatenate([y, -y], axis=1), k, out)
 
     @classmethod
     def threads_pay_in_full_mode(cls, params):  # noqa: D102 - see HashFamily

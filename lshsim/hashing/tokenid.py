@@ -15,7 +15,9 @@ import numba
 import numpy as np
 
 from lshsim._validate import as_token_ids, check_buckets
-from lshsim.hashing.base import HashFamily
+from lshsim.hashing.base import HashFamily, OverlapLaw
+from lshsim.laws.closed_forms import tokenid_probability
+from lshsim.sentences import shared_tokens
 
 
 @numba.njit(cache=True, nogil=True)
@@ -33,7 +35,16 @@ class TokenID(HashFamily):
     """
 
     name = "tokenid"
+    help = "token id mod n (per-token routing; one trial per aligned position)"
+    reference = "lshsim.testing.reference:tokenid"
     input_kind = "tokens"
+
+    @classmethod
+    def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):
+        """``s/l + (1 - s/l) eps``: the per-position rate, ``eps`` the ``id mod n`` folding."""
+        n = cls.check_params(n, **params)["n"]
+        shared = shared_tokens(overlap, length)
+        return OverlapLaw(tokenid_probability(shared, length, n=n, vocab=vocab))
 
     @classmethod
     def check_params(cls, n, **params):

@@ -20,10 +20,7 @@ import numpy as np
 
 from lshsim._validate import as_vectors, check_int
 
-__all__ = ["TOPK_FAMILIES", "TOPK_ROWS", "productkey_topk", "topk_ids", "topk_sets"]
-
-#: Families with a top-k rule (Gaussian / dense cross-polytope rotations only).
-TOPK_FAMILIES = ("voronoi", "crosspolytope", "productkey")
+__all__ = ["TOPK_ROWS", "productkey_topk", "scores_topk", "topk_ids", "topk_sets"]
 #: Batch rows per score chunk of :func:`topk_sets`.
 TOPK_ROWS = 1024
 
@@ -90,39 +87,30 @@ def productkey_topk(s1, s2, k, out):  # pragma: no cover - jit
                 _insert(vb, out[r], k, v1[a] + v2[b], i1[a] * s + i2[b])
 
 
-def _family_scores(h, x: np.ndarray) -> np.ndarray:
-    """The scores whose top-k is the family's ``T_k`` (Voronoi, dense cross-polytope)."""
-    y = x @ np.ascontiguousarray(h.matrix, dtype=x.dtype).T
-    return np.concatenate([y, -y], axis=1) if h.name == "crosspolytope" else y
+def scores_topk(scores: np.ndarray, k: int, out: np.ndarray) -> None:
+    """Top-``k`` columns of each row of ``scores`` (float[m, c]) into ``out`` (int64[m, k])."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    topk_ids(scores, k, np.empty((scores.shape[0], k)), out)
 
 
 def topk_sets(h, batch, k: int) -> np.ndarray:
     """The top-``k`` bucket ids of each row of ``batch`` under hash function ``h``.
 
     Args:
-        h: a :class:`~lshsim.hashing.HashFamily` instance of a family in
-            :data:`TOPK_FAMILIES` (cross-polytope: a dense rotation).
+        h: a :class:`~lshsim.hashing.HashFamily` instance of a family with a top-k rule
+            (``has_topk``; cross-polytope: a dense rotation).
         batch: float[m, d].
-        k: ``1 <= k <= h.n``; product keys: ``k <= sqrt(n)`` (PKM's per-half top-k).
+        k: ``1 <= k <= h.max_topk(n)``; product keys: ``k <= sqrt(n)`` (PKM's per-half top-k).
 
     Returns:
         int64[m, k], by decreasing score; column 0 is ``h.hash(batch)`` (the top-1 bucket).
     """
-    if h.name not in TOPK_FAMILIES:
-        raise ValueError(f"topk applies to {', '.join(TOPK_FAMILIES)}, not '{h.name}'")
+    if not h.has_topk:
+        raise ValueError(f"topk applies to the families with a top-k rule, not '{h.name}'")
     x = as_vectors(batch, h.d)
-    if h.name == "productkey":
-        k = check_int("topk (k)", k, 1, h.s)
-    else:
-        k = check_int("topk (k)", k, 1, h.n)
+    k = check_int("topk (k)", k, 1, h.max_topk(h.n))
     out = np.empty((x.shape[0], k), dtype=np.int64)
-    vals = np.empty((min(TOPK_ROWS, x.shape[0]), k))
     for r0 in range(0, x.shape[0], TOPK_ROWS):
         xr = x[r0 : r0 + TOPK_ROWS]
-        if h.name == "productkey":
-            s1, s2 = h.half_scores(xr)
-            productkey_topk(s1, s2, k, out[r0 : r0 + xr.shape[0]])
-        else:
-            scores = np.ascontiguousarray(_family_scores(h, xr), dtype=np.float64)
-            topk_ids(scores, k, vals[: xr.shape[0]], out[r0 : r0 + xr.shape[0]])
+        h.topk_block(xr, k, out[r0 : r0 + xr.shape[0]])
     return out

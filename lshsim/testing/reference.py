@@ -262,7 +262,7 @@ def sentence_cosines_bartlett(
 def topk_overlap_grid(n: int, k: int, a: float, step: float = 0.01, lim: float = 8.0) -> float:
     """Voronoi top-k overlap ``E|T_k(x) ∩ T_k(y)| / k`` by brute force on a tensor grid.
 
-    Independent of :mod:`lshsim.theory.topk`: the grid is in ``(u, v)`` (not rotated), the
+    Independent of :mod:`lshsim.laws.topk`: the grid is in ``(u, v)`` (not rotated), the
     both-above cell ``p11(u, v) = int_u^inf phi(t) Q((v - a t) / sqrt(1 - a^2)) dt`` is a
     cumulative trapezoid sum over ``t`` (no Owen's T), and the multinomial sum uses
     ``math.comb`` and plain powers. Accurate to about ``1e-5`` relative at small ``n``.

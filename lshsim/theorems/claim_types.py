@@ -124,7 +124,7 @@ def replacing(
     context restores every binding.
 
     Args:
-        target: dotted path of the function, e.g. ``"lshsim.theory.closed_forms.jaccard"``.
+        target: dotted path of the function, e.g. ``"lshsim.laws.closed_forms.jaccard"``.
         broken: maps the original function to its broken replacement.
 
     Returns:

@@ -24,7 +24,7 @@ import numpy as np
 from lshsim import theory
 from lshsim.theorems.claim_types import Claim, Mutation, replacing
 from lshsim.theory import amplification
-from lshsim.theory import spherical as spherical_theory
+from lshsim.laws import spherical as spherical_theory
 
 __all__ = [
     "CLAIMS_LSH",
@@ -204,7 +204,7 @@ CLAIMS_LSH: tuple[Claim, ...] = (
             "crosspolytope-probability-x1.01",
             "the cross-polytope's exact collision probability is scaled by 1.01 at every cosine",
             replacing(
-                "lshsim.theory.spherical.crosspolytope_log_probability", _cp_probability_scaled
+                "lshsim.laws.spherical.crosspolytope_log_probability", _cp_probability_scaled
             ),
         ),
     ),

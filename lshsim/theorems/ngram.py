@@ -1,7 +1,7 @@
 """Hashed n-grams (issue 19, Engram-style): the exact collision law and its limits, as claims.
 
 Four claims with stable ids, each a :class:`~lshsim.theorems.claim_types.Claim` whose check
-calls the library (:mod:`lshsim.theory.ngram`, the :class:`~lshsim.hashing.NGram` kernel) and
+calls the library (:mod:`lshsim.laws.ngram`, the :class:`~lshsim.hashing.NGram` kernel) and
 a :class:`~lshsim.theorems.claim_types.Mutation` under which the check fails; statements and
 proofs in ``proofs/ngram.md``, property tests in ``tests/theorems/test_claims_ngram.py``.
 
@@ -271,7 +271,7 @@ CLAIMS_NGRAM: tuple[Claim, ...] = (
         Mutation(
             "ngram-no-hash-term",
             "the n-gram rate drops the hash-collision term (1 - q)/m and returns q alone.",
-            replacing("lshsim.theory.ngram.ngram_probability", _drop_hash_term),
+            replacing("lshsim.laws.ngram.ngram_probability", _drop_hash_term),
         ),
     ),
     _claim(
@@ -286,7 +286,7 @@ CLAIMS_NGRAM: tuple[Claim, ...] = (
         Mutation(
             "ngram-falling-factorial-shifted",
             "q starts the falling factorials one step late, (s-1)...(s-N) / ((l-1)...(l-N)).",
-            replacing("lshsim.theory.ngram.ngram_shared_probability", _shifted),
+            replacing("lshsim.laws.ngram.ngram_shared_probability", _shifted),
         ),
     ),
     _claim(
@@ -301,7 +301,7 @@ CLAIMS_NGRAM: tuple[Claim, ...] = (
         Mutation(
             "ngram-with-replacement",
             "q is computed as f^N, as if the shared positions were drawn with replacement.",
-            replacing("lshsim.theory.ngram.ngram_shared_probability", _with_replacement),
+            replacing("lshsim.laws.ngram.ngram_shared_probability", _with_replacement),
         ),
     ),
     _claim(
@@ -319,7 +319,7 @@ CLAIMS_NGRAM: tuple[Claim, ...] = (
             "ngram-heads-correlated",
             "the heads' law treats the heads as one hash (a distinct pair agrees in all heads "
             "or in none), as heads sharing one mix and one modulus would.",
-            replacing("lshsim.theory.ngram.poisson_binomial", _correlated_heads),
+            replacing("lshsim.laws.ngram.poisson_binomial", _correlated_heads),
         ),
     ),
 )

@@ -29,8 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from lshsim._validate import MAX_BUCKETS
-from lshsim.hashing import FAMILIES, VECTOR_FAMILIES
-from lshsim.hashing.hyperplane import MAX_WIDTH, MIN_WIDTH
+from lshsim.hashing import COSINE_FAMILIES, VECTOR_FAMILIES, FamilyView, Param, get_family
 from lshsim.sentences import shared_tokens
 
 __all__ = [
@@ -48,17 +47,13 @@ __all__ = [
     "unit_vector_pairs",
 ]
 
-#: Families whose collision probability is a function of the pair's cosine (same tuple as
-#: :data:`lshsim.theory.COSINE_FAMILIES`; repeated here so this module need not import SciPy).
-_COSINE = ("simhash", "pstable", "voronoi", "crosspolytope")
-#: Families that hash token ids.
-_TOKENS = tuple(f for f in FAMILIES if f not in VECTOR_FAMILIES)
-#: The ``kind`` values :func:`families` accepts, and the families each stands for.
-FAMILY_KINDS: dict[str | None, tuple[str, ...]] = {
-    None: tuple(FAMILIES),
-    "cosine": _COSINE,
+#: The ``kind`` values :func:`families` accepts, and the families each stands for (live views
+#: of the registry: a family registered later is drawn too).
+FAMILY_KINDS: dict[str | None, FamilyView] = {
+    None: FamilyView(lambda c: True, "every family"),
+    "cosine": COSINE_FAMILIES,
     "vectors": VECTOR_FAMILIES,
-    "tokens": _TOKENS,
+    "tokens": FamilyView(lambda c: c.input_kind != "vectors", "families hashing token ids"),
 }
 #: Largest exponent :func:`bucket_counts` accepts: ``n <= 2^62`` (int64 bucket ids).
 MAX_LOG2 = MAX_BUCKETS.bit_length() - 1
@@ -83,7 +78,7 @@ def families(kind: str | None = None) -> st.SearchStrategy[str]:
     """
     if kind not in FAMILY_KINDS:
         raise ValueError(f"kind must be one of {', '.join(map(repr, FAMILY_KINDS))}, got {kind!r}")
-    return st.sampled_from(FAMILY_KINDS[kind])
+    return st.sampled_from(tuple(FAMILY_KINDS[kind]))
 
 
 def _by_magnitude(lo: int, hi: int) -> st.SearchStrategy[int]:
@@ -95,6 +90,8 @@ def _by_magnitude(lo: int, hi: int) -> st.SearchStrategy[int]:
 
 def bucket_counts(family: str, *, max_log2: int = 24, min_log2: int = 1) -> st.SearchStrategy[int]:
     """Bucket counts ``n`` in ``[2^min_log2, 2^max_log2]`` that ``family`` accepts by default.
+
+    Derived from the family's ``bucket_rule`` and ``max_log2``; for the built-in families:
 
     * simhash and pstable (default ``k = log2 n``): powers of two;
     * crosspolytope (``n = 2d``): even numbers;
@@ -114,29 +111,37 @@ def bucket_counts(family: str, *, max_log2: int = 24, min_log2: int = 1) -> st.S
     Raises:
         ValueError: unknown family, or exponents out of range.
     """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
+    cls = get_family(family)
     for name, value in (("min_log2", min_log2), ("max_log2", max_log2)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LOG2:
             raise ValueError(f"{name} must be an integer in [1, {MAX_LOG2}], got {value!r}")
     if min_log2 > max_log2:
         raise ValueError(f"min_log2 ({min_log2}) must be <= max_log2 ({max_log2})")
-    if family in ("simhash", "pstable"):
-        return st.integers(min_log2, max_log2).map(lambda e: 2**e)
-    if family == "crosspolytope":  # n = 2d
-        return _by_magnitude(2 ** (min_log2 - 1), 2 ** (max_log2 - 1)).map(lambda d: 2 * d)
-    if family == "ngram":  # 32-bit hash values: tables of at most 2^31 rows
-        if min_log2 > NGRAM_MAX_LOG2:
-            raise ValueError(f"min_log2 must be <= {NGRAM_MAX_LOG2} for ngram, got {min_log2}")
-        return _by_magnitude(2**min_log2, 2 ** min(max_log2, NGRAM_MAX_LOG2))
-    if family == "productkey":  # n = s^2, s >= 2
-        lo = max(2, math.isqrt(2**min_log2 - 1) + 1)
-        return _by_magnitude(lo, math.isqrt(2**max_log2)).map(lambda s: s * s)
-    return _by_magnitude(2**min_log2, 2**max_log2)
+    if min_log2 > cls.max_log2:
+        raise ValueError(f"min_log2 must be <= {cls.max_log2} for {family}, got {min_log2}")
+    max_log2 = min(max_log2, cls.max_log2)
+    return _BUCKET_RULES[cls.bucket_rule](min_log2, max_log2)
+
+
+def _squares(min_log2: int, max_log2: int) -> st.SearchStrategy[int]:
+    lo = max(2, math.isqrt(2**min_log2 - 1) + 1)
+    return _by_magnitude(lo, math.isqrt(2**max_log2)).map(lambda s: s * s)
+
+
+#: A family's ``bucket_rule`` -> the strategy of ``n`` in ``[2^min_log2, 2^max_log2]``.
+_BUCKET_RULES = {
+    "any": lambda lo, hi: _by_magnitude(2**lo, 2**hi),
+    "power_of_two": lambda lo, hi: st.integers(lo, hi).map(lambda e: 2**e),
+    "even": lambda lo, hi: _by_magnitude(2 ** (lo - 1), 2 ** (hi - 1)).map(lambda d: 2 * d),
+    "square": _squares,
+}
 
 
 def family_params(family: str, *, exact: bool = False) -> st.SearchStrategy[dict]:
     """Keyword parameters of ``family`` that keep every :func:`bucket_counts` value valid.
+
+    Derived from the family's :class:`~lshsim.hashing.Param` ``draw`` ranges (``{}``, the
+    defaults, first); for the built-in families:
 
     * pstable: ``w`` (cell width), log-uniform over the accepted ``[1e-9, 1e9]`` (``k`` is
       left at its default ``log2 n``);
@@ -159,21 +164,25 @@ def family_params(family: str, *, exact: bool = False) -> st.SearchStrategy[dict
     Raises:
         ValueError: unknown family.
     """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
-    if family == "pstable":
-        lo, hi = math.log10(MIN_WIDTH), math.log10(MAX_WIDTH)
-        # 10^e with e shrinking to 0, and its default 4.0; clipped against rounding at the ends
-        width = st.floats(lo, hi).map(lambda e: min(MAX_WIDTH, max(MIN_WIDTH, 10.0**e)))
-        return st.one_of(st.just({}), st.builds(lambda w: {"w": w}, width))
-    if family == "crosspolytope":
-        rotations = ("gaussian-projection",) if exact else ("gaussian-projection", "hadamard")
-        return st.one_of(st.just({}), st.sampled_from(rotations).map(lambda r: {"rotation": r}))
-    if family == "minhash":
-        return st.one_of(st.just({}), st.integers(1, 8).map(lambda k: {"k": k}))
-    if family == "ngram":
-        return st.fixed_dictionaries({}, optional={"ngram": st.integers(1, 4), "heads": _HEADS})
-    return st.just({})
+    cls = get_family(family)
+    drawn = {p.name: _param_values(p, exact) for p in cls.parameters if p.draw is not None}
+    if not drawn:
+        return st.just({})
+    if len(drawn) == 1:  # shrinks to the default ({}), then to the range's first value
+        ((name, values),) = drawn.items()
+        return st.one_of(st.just({}), values.map(lambda v: {name: v}))
+    return st.fixed_dictionaries({}, optional=drawn)
+
+
+def _param_values(param: Param, exact: bool) -> st.SearchStrategy:
+    """The values of one parameter the property tests draw (:attr:`Param.draw`)."""
+    if param.type is str:
+        return st.sampled_from((param.exact_draw or param.draw) if exact else param.draw)
+    lo, hi = param.draw
+    if param.type is int:
+        return st.integers(lo, hi)
+    # 10^e, e shrinking to 0; clipped against rounding at the ends
+    return st.floats(math.log10(lo), math.log10(hi)).map(lambda e: min(hi, max(lo, 10.0**e)))
 
 
 def square_buckets(*, min_log2: int = 2, max_log2: int = 24) -> st.SearchStrategy[int]:

@@ -21,8 +21,8 @@ import numpy as np
 
 from lshsim import theory
 from lshsim.estimate_topk import estimate_topk_overlap
+from lshsim.laws.topk import topk_quadrature
 from lshsim.theorems.claim_types import Claim, Mutation, replacing
-from lshsim.theory.topk import topk_quadrature
 
 __all__ = ["CLAIMS_TOPK", "TK2_GRID"]
 
@@ -146,7 +146,7 @@ CLAIMS_TOPK: tuple[Claim, ...] = (
         Mutation(
             "topk-one-too-many",
             "the multinomial sum admits k (not k - 1) beating pairs per coordinate.",
-            replacing("lshsim.theory.topk.topk_cells_log", _one_too_many),
+            replacing("lshsim.laws.topk.topk_cells_log", _one_too_many),
         ),
     ),
     _claim(
@@ -161,7 +161,7 @@ CLAIMS_TOPK: tuple[Claim, ...] = (
         Mutation(
             "topk-p11-halved",
             "the probability that another pair beats (u, v) in both coordinates is halved.",
-            replacing("lshsim.theory.topk._log_cells", _p11_halved),
+            replacing("lshsim.laws.topk._log_cells", _p11_halved),
         ),
     ),
 )

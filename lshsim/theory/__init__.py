@@ -3,9 +3,9 @@
 Small pure functions shared by proofs, tests, experiments and plots (DESIGN §4), one module
 per idea:
 
-* :mod:`~lshsim.theory.closed_forms`: p-stable with the radix mapping (and Datar et al.'s
+* :mod:`~lshsim.laws.closed_forms`: p-stable with the radix mapping (and Datar et al.'s
   unmapped form), min-hash (Jaccard), Token-ID;
-* :mod:`~lshsim.theory.spherical`: Voronoi and cross-polytope (Gaussian projection) by 2-D
+* :mod:`~lshsim.laws.spherical`: Voronoi and cross-polytope (Gaussian projection) by 2-D
   quadrature, accurate to a relative ``1e-9`` by default;
 * :mod:`~lshsim.theory.families`: one entry point per cosine family and question,
   :func:`probability` / :func:`log_probability` at a cosine (SimHash's closed form included),
@@ -17,12 +17,12 @@ per idea:
 * :mod:`~lshsim.theory.amplification`: ``k`` concatenated hashes and ``L`` tables,
   ``1 - (1 - p^k)^L``, the query cost in inner products per family, and the best family at
   equal query cost;
-* :mod:`~lshsim.theory.ngram`: hashed n-grams on the sentence model (:func:`ngram_probability`,
+* :mod:`~lshsim.laws.ngram`: hashed n-grams on the sentence model (:func:`ngram_probability`,
   the heads' law :func:`ngram_heads_law`, the ``f^N`` limit);
 * :mod:`~lshsim.theory.sentence`: :func:`collision_probability` for the sentence model at
   overlap ``f``;
 * :mod:`~lshsim.theory.productkey`: product keys, ``P_vor(sqrt n, a1) P_vor(sqrt n, a2)``;
-  :mod:`~lshsim.theory.topk`: the exact top-k overlap of Voronoi (softmax top-k).
+  :mod:`~lshsim.laws.topk`: the exact top-k overlap of Voronoi (softmax top-k).
 
 Every public name is re-exported here, so ``from lshsim import theory; theory.probability``
 works as before the split.
@@ -35,6 +35,22 @@ References:
 
 from __future__ import annotations
 
+from lshsim.laws.closed_forms import (
+    datar_probability,
+    jaccard,
+    pstable_direction_probability,
+    tokenid_probability,
+)
+from lshsim.laws.ngram import (
+    ngram_anywhere_probability,
+    ngram_heads_law,
+    ngram_limit_bounds,
+    ngram_probability,
+    ngram_shared_probability,
+    ngram_summary,
+)
+from lshsim.laws.spherical import QuadratureError
+from lshsim.laws.topk import voronoi_topk_overlap
 from lshsim.theory.amplification import (
     Scheme,
     amplified,
@@ -44,30 +60,17 @@ from lshsim.theory.amplification import (
     log_miss,
     query_cost,
 )
-from lshsim.theory.closed_forms import (
-    datar_probability,
-    jaccard,
-    minhash_probability,
-    pstable_direction_probability,
-    pstable_probability,
-    tokenid_probability,
-)
 from lshsim.theory.families import (
     COSINE_FAMILIES,
     crosspolytope_probability,
     log_probability,
+    minhash_probability,
     probabilities,
     probability,
+    pstable_probability,
     simhash_probability,
+    topk_overlap,
     voronoi_probability,
-)
-from lshsim.theory.ngram import (
-    ngram_anywhere_probability,
-    ngram_heads_law,
-    ngram_limit_bounds,
-    ngram_probability,
-    ngram_shared_probability,
-    ngram_summary,
 )
 from lshsim.theory.productkey import (
     productkey_log_probability,
@@ -76,8 +79,6 @@ from lshsim.theory.productkey import (
 )
 from lshsim.theory.rates import asymptotic_probability, limit_rho, rho, rho_lsh
 from lshsim.theory.sentence import SENTENCE_COSINES, SentenceProbability, collision_probability
-from lshsim.theory.spherical import QuadratureError
-from lshsim.theory.topk import voronoi_topk_overlap
 
 __all__ = [
     "COSINE_FAMILIES",
@@ -116,6 +117,7 @@ __all__ = [
     "rho_lsh",
     "simhash_probability",
     "tokenid_probability",
+    "topk_overlap",
     "voronoi_probability",
     "voronoi_topk_overlap",
 ]

@@ -45,8 +45,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from lshsim._validate import check_float, check_int
-from lshsim.hashing import get_family
-from lshsim.theory.families import COSINE_FAMILIES, log_probability
+from lshsim.hashing import CrossPolytope, NoLaw, family_names, get_family
+from lshsim.theory.families import log_probability
 
 __all__ = [
     "HADAMARD_ROUNDS",
@@ -59,15 +59,18 @@ __all__ = [
     "query_cost",
 ]
 
-#: Rounds of signs + Walsh-Hadamard of the ``hadamard`` cross-polytope (as the kernel).
-HADAMARD_ROUNDS = 3
+#: Rounds of signs + Walsh-Hadamard of the ``hadamard`` cross-polytope (the kernel's).
+HADAMARD_ROUNDS = CrossPolytope.ROUNDS
 
 
 def hash_cost(family: str, n: int, *, dim: int | None = None, **params) -> float:
     """Inner products of length ``d`` that one hash function of ``family`` costs (module doc).
 
+    Asked of the family object (:meth:`HashFamily.hash_cost`).
+
     Args:
-        family: a cosine family (simhash, pstable, voronoi, crosspolytope).
+        family: a family with a cost in inner products (simhash, pstable, voronoi,
+            crosspolytope).
         n: buckets.
         dim: the input dimension ``d``; needed for ``rotation="hadamard"`` only (and checked
             against ``n/2 <= d`` for ``rotation="orthogonal"`` when given).
@@ -77,32 +80,18 @@ def hash_cost(family: str, n: int, *, dim: int | None = None, **params) -> float
         The cost in inner-product equivalents (a float: the Hadamard cost is fractional).
 
     Raises:
-        ValueError: not a cosine family, bad parameters, or ``dim`` missing for hadamard.
+        ValueError: unknown family, bad parameters, or ``dim`` missing for hadamard.
+        NoLaw: the family's cost is not counted in inner products.
     """
-    if family not in COSINE_FAMILIES:
-        raise ValueError(
-            f"family must be one of {', '.join(COSINE_FAMILIES)} (the vector families with a "
-            f"cost in inner products), got {family!r}"
+    cls = get_family(family)
+    if not cls.has_law("hash_cost"):
+        have = family_names(lambda c: c.has_law("hash_cost"))
+        raise NoLaw(
+            f"family must be one of {', '.join(have)} (the families with a cost in inner "
+            f"products), got {family!r}"
         )
-    p = get_family(family).check_params(n, **params)
-    n = p["n"]
-    d = None if dim is None else check_int("dim (d)", dim, 1, 2**31)
-    if family == "simhash":
-        return float(n.bit_length() - 1)
-    if family == "pstable":
-        return float(p["k"])
-    if family == "voronoi":
-        return float(n)
-    m = n // 2
-    rotation = p["rotation"]
-    if rotation == "orthogonal" and d is not None and m > d:
-        raise ValueError(f"n (buckets) must be <= 2d for rotation='orthogonal', got n={n}, d={d}")
-    if rotation != "hadamard":
-        return float(m)
-    if d is None:
-        raise ValueError("dim (d) is required for rotation='hadamard': its cost is D log D / d")
-    big = 1 << max(d - 1, m - 1, 0).bit_length()
-    return HADAMARD_ROUNDS * big * (math.log2(big) + 1.0) / (2.0 * d)
+    p = cls.check_law("hash_cost", n, **params)
+    return cls.hash_cost(p.pop("n"), dim, **p)
 
 
 def _check_amplification(p: float, concat: int, tables: int) -> tuple[float, int, int]:

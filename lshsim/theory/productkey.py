@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import math
 
-from lshsim.hashing.productkey import check_square
-from lshsim.theory import spherical as spherical_theory
-from lshsim.theory.families import log_probability
+from lshsim._validate import check_float
+from lshsim.hashing import ProductKey
+from lshsim.laws import spherical as spherical_theory
 
 __all__ = [
     "productkey_log_probability",
@@ -47,12 +47,8 @@ def productkey_log_probability(
     Returns:
         ``ln P`` (``-inf`` when a half-cosine is ``-1``).
     """
-    s = check_square(n)
-    a2 = a1 if a2 is None else a2
-    first = log_probability("voronoi", s, a1, rtol=rtol)
-    if a2 == a1:
-        return 2.0 * first
-    return first + log_probability("voronoi", s, a2, rtol=rtol)
+    rtol = check_float("rtol", rtol, 1e-13, 1e-2)
+    return ProductKey.log_probability_halves(n, a1, a1 if a2 is None else a2, rtol=rtol)
 
 
 def productkey_probability(

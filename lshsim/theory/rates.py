@@ -21,12 +21,8 @@ from __future__ import annotations
 
 import math
 
-from scipy.special import gammaln, ndtri
-
 from lshsim._validate import check_buckets, check_float
-from lshsim.hashing.hyperplane import radix_of
-from lshsim.theory.closed_forms import pstable_direction_probability
-from lshsim.theory.families import _cosine_family, log_probability, probability
+from lshsim.theory.families import cosine_family, log_probability
 
 __all__ = ["asymptotic_probability", "limit_rho", "rho", "rho_lsh"]
 
@@ -75,54 +71,34 @@ def rho_lsh(family: str, n: int, cosine: float, far: float = 0.0, **params) -> f
 
 
 def limit_rho(family: str, cosine: float, *, n: int | None = None, **params) -> float:
-    """``lim_{n -> inf} rho(n, a)``.
+    """``lim_{n -> inf} rho(n, a)``, from the family object (:meth:`HashFamily.limit_rho`).
 
     * simhash: ``-log2(1 - arccos(a)/pi)``, the same at every ``n``;
     * pstable (fixed radix ``r``, ``n = r^k``; give ``n``, default 2): ``-log q / log r``, the
       same at every ``n`` of that radix;
     * voronoi and crosspolytope: ``(1 - a) / (1 + a)`` (Andoni et al. 2015).
+
+    Raises:
+        NoLaw: the family has no known limit exponent.
     """
     a = check_float("cosine", cosine, -1.0, 1.0)
     if n is None:  # any valid n: the limit does not depend on it (pstable: radix 2)
         n = 2
-    p = _cosine_family(family, n, params)
-    if family == "simhash":
-        theta = math.acos(a) / math.pi
-        return math.inf if theta == 1.0 else -math.log1p(-theta) / math.log(2.0)
-    if family == "pstable":
-        r = radix_of(p["n"], p["k"])
-        q = pstable_direction_probability(math.sqrt(max(0.0, 2 - 2 * a)), p["w"], r)
-        return math.inf if q == 0.0 else -math.log(q) / math.log(r)
-    return math.inf if a == -1.0 else (1.0 - a) / (1.0 + a)
+    cls, p = cosine_family(family, n, params, law="limit_rho")
+    return cls.limit_rho(a, p.pop("n"), **p)
 
 
 def asymptotic_probability(family: str, n: int, cosine: float, *, refined: bool = False) -> float:
-    """The large-``n`` form of a spherical family's collision probability (``a`` in (-1, 1)).
+    """The large-``n`` form of a family's collision probability (``a`` in (-1, 1)).
 
-    * ``refined=False``: Andoni et al. (2015), ``P ~ n^-((1 - a)/(1 + a))`` (their
-      ``ln(1/P) = rho ln n + O(ln ln n)`` without the ``O`` term).
-    * ``refined=True``: the Laplace (Gumbel) approximation of the exact integral,
-      ``P ~ Gamma(1/(1+a))^2 exp(a t^2 / (1+a)) / (n sqrt(1 - a^2))`` with ``n Q(t) = 1``
-      (``Q`` the normal upper tail), whose relative error is ``O(1/log n)`` at fixed ``a``
-      and which equals ``1/n`` exactly at ``a = 0``. Cross-polytope with ``n = 2d`` buckets
-      has the same forms with ``n``: ``1 - R(u, v) ~ 2 Q(u) + 2 Q(v)`` in the tail, which is
-      Voronoi's ``1 - Phi2`` with ``n`` in place of ``T``.
+    From the family object (:meth:`HashFamily.asymptotic_probability`): for Voronoi and the
+    cross-polytope, Andoni et al.'s ``n^-((1 - a)/(1 + a))`` (``refined=False``) or the Laplace
+    form (``refined=True``; :func:`lshsim.laws.spherical.asymptotic_probability`); for simhash
+    (and pstable) ``n^-rho`` is exact, and this returns :func:`probability`.
 
-    For simhash (and pstable) ``n^-rho`` is exact, and this returns :func:`probability`.
+    Raises:
+        NoLaw: the family has no known asymptotic form.
     """
-    n = _cosine_family(family, n, {})["n"]
+    cls, p = cosine_family(family, n, {}, law="asymptotic_probability")
     a = check_float("cosine", cosine, -1.0, 1.0)
-    if family in ("simhash", "pstable"):
-        return probability(family, n, a)
-    if not -1.0 < a < 1.0:
-        raise ValueError(f"cosine must be in (-1, 1) for the asymptotic form, got {cosine!r}")
-    if not refined:
-        return n ** -((1.0 - a) / (1.0 + a))
-    t = -ndtri(1.0 / n)
-    log_p = (
-        2.0 * gammaln(1.0 / (1.0 + a))
-        + a * t * t / (1.0 + a)
-        - math.log(n)
-        - 0.5 * math.log1p(-a * a)
-    )
-    return math.exp(log_p)
+    return cls.asymptotic_probability(p["n"], a, refined=refined)

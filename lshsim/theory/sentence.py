@@ -13,16 +13,9 @@ import functools
 import math
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from lshsim._validate import check_buckets, check_float, check_int
-from lshsim.hashing import FAMILIES, get_family
-from lshsim.hashing.productkey import check_square
-from lshsim.sentence_halves import half_cosines
-from lshsim.sentences import check_sentence_model, sentence_cosines
-from lshsim.theory.closed_forms import minhash_probability, tokenid_probability
-from lshsim.theory.families import _cosine_family, _log_p_table
-from lshsim.theory.ngram import ngram_probability
+from lshsim.hashing import get_family
+from lshsim.sentences import check_sentence_model
 
 __all__ = ["SENTENCE_COSINES", "SentenceProbability", "collision_probability"]
 
@@ -69,43 +62,36 @@ SENTENCE_COSINES = 2**16
 @functools.lru_cache(maxsize=256)
 def _sentence_probability(family, n, overlap, dim, length, vocab, cosines, seed, params_items):
     params = dict(params_items)
-    s = check_sentence_model(overlap, length, vocab, dim)
-    if family == "tokenid":
-        get_family("tokenid").check_params(n, **params)
-        p = tokenid_probability(s, length, n=n, vocab=vocab)
-        se, count, cos_mean, cos_sd = 0.0, 0, math.nan, math.nan
-    elif family == "ngram":
-        p = get_family("ngram").check_params(n, **params)
-        p = ngram_probability(p["ngram"], n, overlap, length, heads=p["heads"])
-        se, count, cos_mean, cos_sd = 0.0, 0, math.nan, math.nan
-    elif family == "minhash":
-        p = minhash_probability(
-            n, s, length, k=get_family("minhash").check_params(n, **params)["k"]
-        )
-        se, count, cos_mean, cos_sd = 0.0, 0, math.nan, math.nan
-    elif family == "productkey":
-        get_family(family).check_params(n, **params)
-        rng = np.random.default_rng(np.random.SeedSequence(seed))
-        cos = half_cosines(cosines, overlap, length=length, dim=dim, rng=rng)
-        log_p = _log_p_table("voronoi", check_square(n), cos.reshape(-1), {})
-        pv = np.exp(log_p.reshape(-1, 2).sum(axis=1))
-        p = float(pv.mean())
-        se = float(pv.std(ddof=1) / math.sqrt(cosines))
-        count, cos_mean, cos_sd = cosines, float(cos.mean()), float(cos.std())
-    else:
-        _cosine_family(family, n, params)
-        rng = np.random.default_rng(np.random.SeedSequence(seed))
-        cos = sentence_cosines(cosines, overlap, length=length, dim=dim, rng=rng)
-        if family == "simhash":
-            pv = (1.0 - np.arccos(cos) / np.pi) ** (n.bit_length() - 1)
-        else:
-            pv = np.exp(_log_p_table(family, n, cos, params))
-        p = float(pv.mean())
-        se = float(pv.std(ddof=1) / math.sqrt(cosines)) if cosines > 1 else math.inf
-        count, cos_mean, cos_sd = cosines, float(cos.mean()), float(cos.std())
+    check_sentence_model(overlap, length, vocab, dim)
+    cls = get_family(family)
+    cls.check_law("overlap_law", n, **params)
+    law = cls.overlap_law(
+        n,
+        overlap,
+        dim=dim,
+        length=length,
+        vocab=vocab,
+        cosines=cosines,
+        seed=seed,
+        **params,
+    )
+    p = law.probability
     r = -math.log(p) / math.log(n) if p > 0 else math.inf
     return SentenceProbability(
-        family, n, overlap, p, se, r, count, cos_mean, cos_sd, dim, length, vocab, seed, params
+        family,
+        n,
+        overlap,
+        p,
+        law.std_error,
+        r,
+        law.cosines,
+        law.cosine_mean,
+        law.cosine_sd,
+        dim,
+        length,
+        vocab,
+        seed,
+        params,
     )
 
 
@@ -130,10 +116,9 @@ def collision_probability(
     Voronoi and cross-polytope evaluate ``log P`` through a 48-node Chebyshev interpolant
     over the sampled range, checked against direct quadrature to 1e-7. For minhash
     (Jaccard of the token sets), tokenid and ngram (per-position rates) the value is exact
-    (ngram: under the ideal-hash model, :mod:`lshsim.theory.ngram`).
+    (ngram: under the ideal-hash model, :mod:`lshsim.laws.ngram`).
     """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
+    get_family(family)
     n = check_buckets(n)
     overlap = check_float("overlap (f)", overlap, 0.0, 1.0)
     dim = check_int("dim (d)", dim, 2)

@@ -208,7 +208,7 @@ def test_theory_errors_are_one_line_exit_2(argv, match, capsys):
 
 def test_quadrature_failure_is_reported_not_returned(monkeypatch, capsys):
     """A quadrature that cannot reach its tolerance says so (exit 1), printing no number."""
-    import lshsim.theory.spherical as sph
+    import lshsim.laws.spherical as sph
 
     monkeypatch.setattr(sph, "MAX_INTERVALS", 1)
     rc = main("theory --family voronoi --buckets 1000 --cosine 0.37 --json".split())

@@ -7,7 +7,7 @@ Monte Carlo at fixed seeds against the exact theory, with 4-sigma Wilson interva
 (:func:`tests.stats.assert_agrees`).
 
 Numerical tolerances: the Voronoi and cross-polytope probabilities are quadratures with a
-relative error below ``rtol`` (1e-9 by default, :mod:`lshsim.theory.spherical`); an
+relative error below ``rtol`` (1e-9 by default, :mod:`lshsim.laws.spherical`); an
 inequality that holds with equality somewhere (``rho = 1`` at ``f = 0`` in d1, ``P_vor = P_sh``
 as ``f -> 0`` in f2, the tie in f1) is asserted up to that error, and strictly only where the
 true gap exceeds it.

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from lshsim import theory
 from lshsim.hashing import ProductKey
+from lshsim.laws.topk import topk_quadrature
 from lshsim.theorems import strategies as lst
 from lshsim.theorems.productkey import CLAIMS_PRODUCTKEY, PK2_RANGE
 from lshsim.theorems.topk import CLAIMS_TOPK
-from lshsim.theory.topk import topk_quadrature
 
 CLAIMS_BEYOND = CLAIMS_PRODUCTKEY + CLAIMS_TOPK
 CLAIMS = {c.id: c for c in CLAIMS_BEYOND}

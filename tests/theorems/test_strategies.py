@@ -96,7 +96,7 @@ def test_exact_configs_have_exact_theory(config, a):
     """exact=True only draws parameters the exact theory accepts (no hadamard rotation)."""
     family, n, params = config
     if family in ("voronoi", "crosspolytope"):  # quadrature is slow; validation is the point
-        assert families._cosine_family(family, n, dict(params))["n"] == n
+        assert families.cosine_family(family, n, dict(params))[1]["n"] == n
     else:
         assert 0.0 < theory.probability(family, n, a, **params) <= 1.0
 

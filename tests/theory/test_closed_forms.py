@@ -1,4 +1,4 @@
-"""lshsim.theory.closed_forms (and SimHash's closed form): against independent numerical
+"""lshsim.laws.closed_forms (and SimHash's closed form): against independent numerical
 integration, the two p-stable sums against each other, and input validation."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _pstable_direction_by_quadrature(c: float, w: float, r: int) -> float:
 @given(st.floats(0.01, 10.0), st.floats(1e-9, 20.0))
 def test_datar_formula_is_the_zero_term(c, w):
     """Datar's closed form equals the t = 0 triangle term E[tri(D/w)], down to tiny w/c."""
-    from lshsim.theory.closed_forms import _triangle_expectation
+    from lshsim.laws.closed_forms import _triangle_expectation
 
     assert theory.datar_probability(c, w) == pytest.approx(
         _triangle_expectation(0.0, c / w), rel=1e-9, abs=1e-300
@@ -98,7 +98,7 @@ def test_bad_input_names_parameter():
 @given(st.floats(0.05, 20.0), st.integers(2, 40))
 def test_pstable_direct_and_fourier_sums_agree(ratio, r):
     """Term-by-term and Poisson-summation forms of the wrap-around sum agree (1e-11)."""
-    from lshsim.theory.closed_forms import _pstable_direction_direct, _pstable_direction_fourier
+    from lshsim.laws.closed_forms import _pstable_direction_direct, _pstable_direction_fourier
 
     sigma = ratio * r
     assert _pstable_direction_direct(sigma, r) == pytest.approx(
@@ -118,7 +118,7 @@ def test_pstable_tiny_width_is_uniform_over_the_radix():
 @given(st.floats(0.0, 40.0))
 def test_triangle_closed_form_and_quadrature_meet_at_sigma_4(j):
     """The closed form (sigma <= 4) and Gauss-Legendre (sigma > 4) agree where they meet."""
-    from lshsim.theory.closed_forms import _triangle_expectation
+    from lshsim.laws.closed_forms import _triangle_expectation
 
     below = _triangle_expectation(j, 4.0)
     above = _triangle_expectation(j, 4.0 * (1 + 1e-12))

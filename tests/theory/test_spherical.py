@@ -25,7 +25,7 @@ from scipy.special import ndtr
 
 from lshsim import theory
 from lshsim.theorems import strategies as lst
-from lshsim.theory import spherical as spherical_theory
+from lshsim.laws import spherical as spherical_theory
 
 SPHERICAL = ("voronoi", "crosspolytope")
 #: n of 2..2^24, every family

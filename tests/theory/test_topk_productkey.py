@@ -17,7 +17,7 @@ import pytest
 
 from lshsim import theory
 from lshsim.testing.reference import topk_overlap_grid
-from lshsim.theory.topk import topk_quadrature
+from lshsim.laws.topk import topk_quadrature
 
 
 def test_productkey_is_the_product_of_two_voronoi_laws():

@@ -13,7 +13,7 @@ import math
 
 from lshsim.theorems.claim_types import Mutation, replacing
 
-_SPHERICAL = "lshsim.theory.spherical"
+_SPHERICAL = "lshsim.laws.spherical"
 
 
 def _voronoi(transform):
@@ -109,13 +109,13 @@ MUTATIONS: dict[str, Mutation] = {
             "minhash-probability-uses-f",
             "theory's min-hash probability uses the per-token rate s/l in place of the Jaccard "
             "index s/(2l - s).",
-            replacing("lshsim.theory.closed_forms.jaccard", _jaccard(lambda s, ln: ln)),
+            replacing("lshsim.laws.closed_forms.jaccard", _jaccard(lambda s, ln: ln)),
         ),
         Mutation(
             "jaccard-over-2l",
             "theory.jaccard divides the shared count by the token count 2l instead of the "
             "union's size 2l - s.",
-            replacing("lshsim.theory.closed_forms.jaccard", _jaccard(lambda s, ln: 2 * ln)),
+            replacing("lshsim.laws.closed_forms.jaccard", _jaccard(lambda s, ln: 2 * ln)),
         ),
         Mutation(
             "simhash-extra-bit",
@@ -125,7 +125,7 @@ MUTATIONS: dict[str, Mutation] = {
         Mutation(
             "pstable-distance-x1.1",
             "theory's p-stable per-direction probability is evaluated at 1.1 times the distance.",
-            replacing("lshsim.theory.closed_forms.pstable_direction_probability", _scaled_distance),
+            replacing("lshsim.laws.closed_forms.pstable_direction_probability", _scaled_distance),
         ),
         Mutation(
             "crosspolytope-probability-x1.01",

@@ -1,4 +1,4 @@
-"""Time of one exact spherical collision probability (the quadrature of lshsim.theory.spherical).
+"""Time of one exact spherical collision probability (the quadrature of lshsim.laws.spherical).
 
 The issue-8 goal is <= 50 ms per value at relative error <= 1e-6 for n = 2^20. Each benchmark
 also checks its value against the same quadrature at a tight tolerance (rtol = 1e-12), so a

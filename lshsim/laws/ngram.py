@@ -38,18 +38,77 @@ import math
 from fractions import Fraction
 
 from lshsim._validate import check_buckets, check_int
-from lshsim.hashing.ngram import MAX_HEADS, MAX_TABLE, ngram_moduli
 from lshsim.sentences import shared_tokens
 
 __all__ = [
+    "MAX_HEADS",
+    "MAX_NGRAM",
+    "MAX_TABLE",
+    "is_prime",
     "ngram_anywhere_probability",
     "ngram_heads_law",
     "ngram_limit_bounds",
+    "ngram_moduli",
     "ngram_probability",
     "ngram_shared_probability",
     "ngram_summary",
     "poisson_binomial",
 ]
+
+
+#: Limits: n-gram order, heads, and the table size ``m`` (the moduli stay below ``2^32``).
+MAX_NGRAM = 64
+MAX_HEADS = 64
+MAX_TABLE = 2**31
+
+
+def is_prime(k: int) -> bool:
+    """Deterministic Miller-Rabin for ``k < 3.4e14`` (bases 2, 3, 5, 7, 11, 13, 17)."""
+    if k < 2:
+        return False
+    small = (2, 3, 5, 7, 11, 13, 17)
+    if k in small:
+        return True
+    if any(k % p == 0 for p in small):
+        return False
+    d, r = k - 1, 0
+    while d % 2 == 0:
+        d //= 2
+        r += 1
+    for a in small:
+        x = pow(a, d, k)
+        if x in (1, k - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % k
+            if x == k - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def ngram_moduli(m: int, heads: int = 1) -> tuple[int, ...]:
+    """The table size of every head: ``(m,)`` for one head, else the ``H`` smallest primes ``>= m``.
+
+    Args:
+        m: buckets, in ``[2, 2^31]``.
+        heads: ``H`` in ``[1, 64]``.
+
+    Returns:
+        ``H`` distinct moduli, increasing; each below ``2^32``.
+    """
+    m = check_int("n (buckets)", m, 2, MAX_TABLE)
+    heads = check_int("heads (H)", heads, 1, MAX_HEADS)
+    if heads == 1:
+        return (m,)
+    out: list[int] = []
+    k = m
+    while len(out) < heads:
+        if is_prime(k):
+            out.append(k)
+        k += 1
+    return tuple(out)
 
 
 def _check_order(ngram: int, length: int) -> tuple[int, int]:

@@ -64,7 +64,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr, owens_t
+from scipy.special import gammaln, log_ndtr, ndtr, ndtri, owens_t
 
 #: depth of the truncated super-level set, in nats below the mode
 DELTA = 46.0
@@ -472,3 +472,28 @@ def crosspolytope_log_probability(buckets: int, cosine: float, rtol: float = RTO
 
     log_integral = _integrate(_Integrand(log_f, 0.0, alpha / beta), rtol)
     return min(0.0, math.log(2 * d) - math.log(2.0 * math.pi) + log_integral)
+
+
+def asymptotic_probability(buckets: int, cosine: float, *, refined: bool = False) -> float:
+    """The large-``n`` form of Voronoi's (and the cross-polytope's) ``P`` (``a`` in (-1, 1)).
+
+    * ``refined=False``: Andoni et al. (2015), ``P ~ n^-((1 - a)/(1 + a))`` (their
+      ``ln(1/P) = rho ln n + O(ln ln n)`` without the ``O`` term).
+    * ``refined=True``: the Laplace (Gumbel) approximation of the exact integral,
+      ``P ~ Gamma(1/(1+a))^2 exp(a t^2 / (1+a)) / (n sqrt(1 - a^2))`` with ``n Q(t) = 1``
+      (``Q`` the normal upper tail), whose relative error is ``O(1/log n)`` at fixed ``a``
+      and which equals ``1/n`` exactly at ``a = 0``. Cross-polytope with ``n = 2d`` buckets
+      has the same forms with ``n``: ``1 - R(u, v) ~ 2 Q(u) + 2 Q(v)`` in the tail, which is
+      Voronoi's ``1 - Phi2`` with ``n`` in place of ``T``. Inputs are assumed validated.
+    """
+    n, a = int(buckets), float(cosine)
+    if not refined:
+        return n ** -((1.0 - a) / (1.0 + a))
+    t = -ndtri(1.0 / n)
+    log_p = (
+        2.0 * gammaln(1.0 / (1.0 + a))
+        + a * t * t / (1.0 + a)
+        - math.log(n)
+        - 0.5 * math.log1p(-a * a)
+    )
+    return math.exp(log_p)

@@ -22,17 +22,27 @@ import numpy as np
 from scipy.special import ndtr
 
 from lshsim._validate import check_buckets, check_float, check_int
-from lshsim.hashing import get_family
-from lshsim.hashing.hyperplane import PStable, radix_of
 
 __all__ = [
     "datar_probability",
     "jaccard",
-    "minhash_probability",
+    "minhash_law",
     "pstable_direction_probability",
-    "pstable_probability",
+    "pstable_law",
+    "radix_of",
     "tokenid_probability",
 ]
+
+
+def radix_of(n: int, k: int) -> int | None:
+    """The integer ``r >= 2`` with ``r^k == n``, or None."""
+    if k == 1:  # n ** 1.0 rounds to a float: for n > 2^53 r = n would be missed
+        return n if n >= 2 else None
+    r = round(n ** (1.0 / k))
+    for cand in (r - 1, r, r + 1):
+        if cand >= 2 and cand**k == n:
+            return cand
+    return None
 
 
 def datar_probability(distance: float, w: float) -> float:
@@ -132,19 +142,16 @@ def _pstable_direction_fourier(sigma: float, r: int) -> float:
         k += 1
 
 
-def pstable_probability(n: int, distance: float, *, k: int | None = None, w: float = 4.0) -> float:
-    """Exact collision probability of :class:`lshsim.hashing.PStable`: ``q^k``.
+def pstable_law(n: int, distance: float, k: int, w: float) -> float:
+    """Exact collision probability ``q^k`` of p-stable LSH with the radix map (checked inputs).
 
     Args:
-        n: buckets, ``n = r^k``.
-        distance: Euclidean distance ``c`` between the two points (``sqrt(2 - 2a)`` for unit
-            vectors at cosine ``a``).
-        k: directions (default ``log2 n``).
+        n: buckets, ``n = r^k`` (validated by :class:`lshsim.hashing.PStable`).
+        distance: Euclidean distance ``c`` between the two points.
+        k: directions.
         w: cell width.
     """
-    p = PStable.check_params(n, k=k, w=w)
-    q = pstable_direction_probability(distance, p["w"], radix_of(p["n"], p["k"]))
-    return q ** p["k"]
+    return pstable_direction_probability(distance, w, radix_of(n, k)) ** k
 
 
 def jaccard(shared: int, length: int) -> float:
@@ -181,14 +188,14 @@ def tokenid_probability(
     return base + (1.0 - base) * eps
 
 
-def minhash_probability(n: int, shared: int, length: int, *, k: int = 1) -> float:
+def minhash_law(n: int, shared: int, length: int, k: int) -> float:
     """Min-hash collision probability of two ``l``-token sets sharing ``s`` tokens.
 
     Under ideal min-wise hashing ``P = J^k + (1 - J^k) / n`` with ``J`` the Jaccard index:
     all ``k`` minimisers agree with probability ``J^k``; otherwise two distinct combined
     values, spread over ``[0, 2^61 - 1)``, share a residue mod ``n`` with probability
-    ``1/n`` up to ``O(n / 2^61)`` (see :mod:`lshsim.hashing.minhash`).
+    ``1/n`` up to ``O(n / 2^61)`` (see :mod:`lshsim.hashing.minhash`). ``n`` and ``k`` are
+    validated by :class:`lshsim.hashing.MinHash`.
     """
-    p = get_family("minhash").check_params(n, k=k)
-    jk = jaccard(shared, length) ** p["k"]
-    return jk + (1.0 - jk) / p["n"]
+    jk = jaccard(shared, length) ** k
+    return jk + (1.0 - jk) / n

@@ -16,7 +16,7 @@ multinomial, so (``proofs/lookups_beyond.md``, *Top-k overlap*)::
 ``a = b = c = 0`` remains, ``S = Phi2(u, v)^(n-1)``: the Voronoi collision probability.
 
 The expectation is a 2-D integral computed by the adaptive rule of
-:mod:`lshsim.theory.spherical` (mode on ``Y = 0``, truncation ``DELTA`` nats below it,
+:mod:`lshsim.laws.spherical` (mode on ``Y = 0``, truncation ``DELTA`` nats below it,
 Gauss-Kronrod in ``X`` over Gauss-Legendre in ``Y``). That rule is proven for log-concave
 integrands; ``S`` for ``k > 1`` is not proven log-concave, so the value is checked in the
 tests against an independent brute-force tensor quadrature and against Monte Carlo.
@@ -35,8 +35,7 @@ import numpy as np
 from scipy.special import gammaln, ndtr
 
 from lshsim._validate import check_buckets, check_float, check_int
-from lshsim.theory import spherical as spherical_theory
-from lshsim.theory.families import log_probability
+from lshsim.laws import spherical as spherical_theory
 
 __all__ = ["MAX_EXACT_TOPK", "topk_cells_log", "voronoi_topk_overlap"]
 
@@ -104,7 +103,7 @@ def _special_cases(n: int, k: int, a: float) -> float | None:
     if a == 0.0:  # independent score vectors: each of x's k buckets is in T_k(y) w.p. k/n
         return k / n
     if k == 1:
-        return math.exp(log_probability("voronoi", n, a))
+        return math.exp(spherical_theory.voronoi_log_probability(n, a))
     return None
 
 
