@@ -15,7 +15,7 @@ once to the list below.)
 
 from __future__ import annotations
 
-from lshsim.studies import amplification, beyond, collision, routing, sentences, theorem2
+from lshsim.studies import amplification, collision, lookups, routing, sentences, theorem2
 from lshsim.studies.base import PROFILES, Study, registry
 
 #: every study of ``lshsim reproduce``, by name, in run order
@@ -25,7 +25,7 @@ STUDIES: dict[str, Study] = registry(
     routing.STUDIES,
     theorem2.STUDIES,
     amplification.STUDIES,
-    beyond.STUDIES,
+    lookups.STUDIES,
 )
 
 __all__ = ["PROFILES", "STUDIES", "Study"]

@@ -9,9 +9,9 @@ import pytest
 from matplotlib.figure import Figure
 
 from lshsim import theory
-from lshsim.plots.beyond import plot_collision_beyond
+from lshsim.plots.lookups import plot_collision_beyond
 from lshsim.studies import STUDIES
-from lshsim.studies.beyond import collision_beyond
+from lshsim.studies.lookups import collision_beyond
 
 
 @pytest.fixture(scope="module")
@@ -62,12 +62,12 @@ def test_figure(quick, tmp_path):
 def test_ngram_curve_is_the_exact_two_gram_rate():
     """The panel's 2-gram curve at l = 40 is q + (1-q)/n with q = s(s-1)/(l(l-1)), s = f l,
     computed here by hand."""
-    import lshsim.studies.beyond as beyond
+    import lshsim.studies.lookups as lookups
 
     cfg = dataclasses.replace(
         STUDIES["collision_beyond"].config("quick"), beyond_log2n=(2, 4), beyond_mc_log2n=()
     )
-    curve = beyond._collision_panel(cfg, 0.5, [])["exact"]["ngram"]
+    curve = lookups._collision_panel(cfg, 0.5, [])["exact"]["ngram"]
     q = 20 * 19 / (40 * 39)
     assert curve["n"] == [4, 16]
     assert curve["p"] == pytest.approx([q + (1 - q) / 4, q + (1 - q) / 16], rel=1e-12)
@@ -75,12 +75,12 @@ def test_ngram_curve_is_the_exact_two_gram_rate():
 
 def test_topk_lines_start_at_n_equal_k():
     """The exact top-k lines are drawn from n >= k only (k = n gives 1)."""
-    import lshsim.studies.beyond as beyond
+    import lshsim.studies.lookups as lookups
 
     cfg = dataclasses.replace(
         STUDIES["collision_beyond"].config("default"),
         topk_ks=(1, 4), topk_log2n=(1, 2, 3), topk_mc_log2n=(),
     )  # fmt: skip
-    exact = beyond._topk_panel(cfg, [])["exact_voronoi"]
+    exact = lookups._topk_panel(cfg, [])["exact_voronoi"]
     assert exact["1"]["n"] == [2, 4, 8] and exact["4"]["n"] == [4, 8]
     assert exact["4"]["p"][0] == 1.0

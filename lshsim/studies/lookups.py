@@ -1,4 +1,4 @@
-"""The lookups beyond the paper: collision against ``n`` with product keys, and top-k overlap.
+"""Product keys, hashed n-grams and top-k routing: collision against ``n``, and top-k overlap.
 
 ``collision_beyond`` draws, at a few cosines ``a = f``, the exact collision probability of every
 family against ``n`` (the vector families at cosine ``a``; product keys with both halves at
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from lshsim import theory
 from lshsim.estimate import estimate_collision
 from lshsim.estimate_topk import estimate_topk_overlap
-from lshsim.plots.beyond import plot_collision_beyond
+from lshsim.plots.lookups import plot_collision_beyond
 from lshsim.studies.base import LENGTH, Study, append_estimate, spawn_seeds
 from lshsim.studies.collision import VECTOR, _exact
 

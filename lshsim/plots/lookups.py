@@ -1,4 +1,4 @@
-"""Figure of the lookups beyond the paper: collision against ``n`` and the top-k overlap.
+"""Figure of product keys, n-grams and top-k routing: collision against ``n``, top-k overlap.
 
 One panel per cosine ``a = f`` with every family's exact curve (product keys at ``n = 4^j``,
 with Monte-Carlo points and 95% intervals), and one panel of top-k overlap against ``n``:
