@@ -16,7 +16,9 @@ of min-hash -- is independent of the kernels.
 
 from __future__ import annotations
 
+import importlib
 import math
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 import scipy.linalg
@@ -210,16 +212,63 @@ def ngram(h, tokens: np.ndarray) -> np.ndarray:
     return arr if len(moduli) > 1 else arr[..., 0]
 
 
-#: Reference of each family, by the family's registry name.
-REFERENCES = {
-    "simhash": simhash,
-    "pstable": pstable,
-    "voronoi": voronoi,
-    "crosspolytope": crosspolytope,
-    "minhash": minhash,
-    "tokenid": tokenid,
-    "ngram": ngram,
-}
+def reference_for(family: str) -> Callable[..., np.ndarray]:
+    """The slow reference of a registered family, ``reference(h, batch) -> ids``.
+
+    Resolved from the family's ``reference`` attribute (``"module:function"``), so a family
+    registered from outside the package brings its own.
+
+    Raises:
+        ValueError: unknown family, a family without a reference, or a ``reference`` that
+            does not name a function.
+    """
+    from lshsim.hashing import get_family
+
+    cls = get_family(family)
+    spec = cls.reference
+    if not spec:
+        raise ValueError(
+            f"family '{family}' has no reference implementation "
+            f"(set {cls.__name__}.reference = \"module:function\")"
+        )
+    module, sep, name = spec.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), name) if sep and name else None
+    except (ImportError, AttributeError):
+        fn = None
+    if not callable(fn):
+        raise ValueError(
+            f"family '{family}': reference {spec!r} does not name a function (module:function)"
+        )
+    return fn
+
+
+class _References(Mapping):
+    """Live view: family name -> its reference, for every family with one (registry order)."""
+
+    def _names(self) -> tuple[str, ...]:
+        from lshsim.hashing import family_names
+
+        return family_names(lambda c: bool(c.reference))
+
+    def __getitem__(self, family: str) -> Callable[..., np.ndarray]:
+        if family not in self._names():
+            raise KeyError(family)
+        return reference_for(family)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __repr__(self) -> str:
+        return f"REFERENCES{list(self._names())}"
+
+
+#: Reference of each family that has one, by registry name (derived from the families'
+#: ``reference`` attributes; :func:`reference_for` is the function behind it).
+REFERENCES: Mapping[str, Callable[..., np.ndarray]] = _References()
 
 
 def naive_affine_uint64(a: int, x: int, b: int) -> int:

@@ -135,7 +135,7 @@ def test_vector_kernel_matches_reference(name, fixed, data, d, m, seed, dtype):
     n, params = data.draw(vector_params(name, fixed), label="n, params")
     h = make_family(name, n, d, seed, **params)
     x = gaussian(data.draw(SEEDS, label="batch seed"), m, d, dtype)
-    np.testing.assert_array_equal(h.hash(x), ref.REFERENCES[name](h, x))
+    np.testing.assert_array_equal(h.hash(x), ref.reference_for(name)(h, x))
 
 
 @pytest.mark.parametrize(("name", "fixed"), VECTOR_CASES, ids=VECTOR_IDS)
@@ -155,7 +155,7 @@ def test_ties_match_reference(name, fixed, dtype, d, n):
         [np.zeros((1, d)), np.eye(d), -np.eye(d), rng.integers(-2, 3, size=(40, d))]
     ).astype(dtype)
     ids = h.hash(x)
-    np.testing.assert_array_equal(ids, ref.REFERENCES[name](h, x))
+    np.testing.assert_array_equal(ids, ref.reference_for(name)(h, x))
     assert ids[0] == 0  # the zero vector ties everywhere (pstable: b < w gives cell 0)
 
 
@@ -177,7 +177,7 @@ def test_integer_tables_match_reference(name, fixed, data, d, seed, dtype):
     if hasattr(h, attr):  # set before the first hash, which caches the table's cast
         setattr(h, attr, rng.integers(-2, 3, size=getattr(h, attr).shape).astype(np.float64))
     x = rng.integers(-2, 3, size=(30, d)).astype(dtype)
-    np.testing.assert_array_equal(h.hash(x), ref.REFERENCES[name](h, x))
+    np.testing.assert_array_equal(h.hash(x), ref.reference_for(name)(h, x))
 
 
 @pytest.mark.parametrize(("name", "fixed"), VECTOR_CASES, ids=VECTOR_IDS)
@@ -194,7 +194,43 @@ def test_tiled_batches_match_reference(name, fixed):
     tile = ROW_TILE if name in ("simhash", "pstable") else row_tile(cols)
     x = gaussian(12, 2 * tile + tile // 2, 6)
     h = make_family(name, n, 6, 11, **params)
-    np.testing.assert_array_equal(h.hash(x), ref.REFERENCES[name](h, x))
+    np.testing.assert_array_equal(h.hash(x), ref.reference_for(name)(h, x))
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_reference_resolves_and_is_covered(name):
+    """Each registered family's ``reference`` ("module:function") resolves to a function
+    (:func:`~lshsim.testing.reference.reference_for`, the same one ``REFERENCES`` gives), or is
+    empty and ``reference_for`` says so; a vector family with one has a ``VECTOR_CASES`` entry,
+    so the kernel-against-reference tests above run on it."""
+    cls = FAMILIES[name]
+    if not cls.reference:
+        assert name not in ref.REFERENCES
+        with pytest.raises(ValueError, match=f"family '{name}' has no reference"):
+            ref.reference_for(name)
+        return
+    fn = ref.reference_for(name)
+    assert callable(fn) and ref.REFERENCES[name] is fn
+    if cls.input_kind == "vectors":
+        assert name in {case[0] for case in VECTOR_CASES}
+
+
+def test_reference_for_names_a_bad_reference():
+    """A reference that names no function, or an unknown family, is a one-line ValueError."""
+    from lshsim.hashing import SimHash, register_family, unregister_family
+
+    class Broken(SimHash):
+        name = "broken-reference-example"
+        reference = "lshsim.testing.reference:no_such_function"
+
+    register_family(Broken)
+    try:
+        with pytest.raises(ValueError, match="does not name a function"):
+            ref.reference_for(Broken.name)
+    finally:
+        unregister_family(Broken.name)
+    with pytest.raises(ValueError, match="family must be one of"):
+        ref.reference_for("no-such-family")
 
 
 def test_hadamard_rotation_layout():
