@@ -229,7 +229,7 @@ def reference_for(family: str) -> Callable[..., np.ndarray]:
     if not spec:
         raise ValueError(
             f"family '{family}' has no reference implementation "
-            f"(set {cls.__name__}.reference = \"module:function\")"
+            f'(set {cls.__name__}.reference = "module:function")'
         )
     module, sep, name = spec.partition(":")
     try:
