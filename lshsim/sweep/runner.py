@@ -27,7 +27,7 @@ from lshsim._validate import check_float, check_int
 from lshsim.estimate import Z95, check_estimate, estimate_collision
 from lshsim.hashing import get_family
 from lshsim.sentences import check_sentence_model
-from lshsim.sweep.cells import Cell
+from lshsim.sweep.cell import Cell
 from lshsim.theory import COSINE_FAMILIES
 
 #: CLI option -> library keyword, where they differ.
