@@ -1,23 +1,21 @@
-"""``lshsim families``: the hash families, their inputs and a one-line description each."""
+"""``lshsim families``: the hash families, their inputs, parameters and exact laws.
+
+Everything printed comes from the family objects of the registry
+(:data:`lshsim.hashing.FAMILIES`), so a family registered from outside the package
+(``register_family`` or the entry-point group ``lshsim.families``) is listed like the others.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from lshsim.hashing import FAMILIES
+from lshsim.hashing import FAMILIES, LAWS
 
-#: One line per family, shown by ``lshsim families`` and in ``lshsim simulate --help``.
-FAMILY_HELP = {
-    "simhash": "sign bits of k = log2(n) Gaussian projections (n a power of two)",
-    "pstable": "Datar et al. equispaced hyperplanes, k directions of width w, radix map (n = r^k)",
-    "voronoi": "argmax of n Gaussian centres = softmax top-1 with a random router",
-    "crosspolytope": "closest ±e_j after A x, n = 2m (gaussian-projection, orthogonal, hadamard)",
-    "minhash": "min-hash of the token set, exact mod 2^61-1; k concatenated min-hashes",
-    "tokenid": "token id mod n (per-token routing; one trial per aligned position)",
-    "ngram": "hashed N-gram ending at each position, H heads (Engram); one trial per window",
-    "productkey": "product keys: argmaxes of s Gaussian sub-keys per half, slot i*s+j (n = s^2)",
-}
+
+def family_help() -> dict[str, str]:
+    """One line per family (its ``help``), shown by ``lshsim families`` and ``--help``."""
+    return {name: cls.help for name, cls in FAMILIES.items()}
 
 
 def add_parser(sub) -> None:
@@ -26,8 +24,18 @@ def add_parser(sub) -> None:
     Args:
         sub: the root parser's subparsers action.
     """
-    fam = sub.add_parser("families", help="list the hash families, their inputs and parameters")
-    fam.add_argument("--json", action="store_true", help="print JSON")
+    fam = sub.add_parser(
+        "families",
+        help="list the hash families, their inputs, parameters and exact laws",
+        description="List the registered lookup families: name, input kind, whether a "
+        "reduced (sufficient-statistics) sampler exists, a one-line description, the "
+        "parameters and the exact laws each family has. Families from other packages "
+        "appear here once registered (lshsim.register_family or the entry-point group "
+        "lshsim.families).",
+        epilog="examples:\n  lshsim families\n  lshsim families --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fam.add_argument("--json", action="store_true", help="print one JSON object")
     fam.set_defaults(func=run_families)
 
 
@@ -45,7 +53,10 @@ def run_families(args: argparse.Namespace) -> int:
             "name": name,
             "input": cls.input_kind,
             "reduced": cls.reduced,
-            "description": FAMILY_HELP[name],
+            "description": cls.help,
+            "parameters": [p.name for p in cls.parameters],
+            "laws": [law for law in LAWS if cls.has_law(law)],
+            "topk": cls.has_topk,
         }
         for name, cls in FAMILIES.items()
     ]

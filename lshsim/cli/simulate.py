@@ -14,18 +14,17 @@ import sys
 from lshsim import theory
 from lshsim._validate import check_int
 from lshsim.cli import simulate_topk
-from lshsim.cli.families import FAMILY_HELP
+from lshsim.cli.families import family_help
 from lshsim.cli.output import print_rows
 from lshsim.estimate import MODES, estimate_collision
-from lshsim.hashing import FAMILIES
-from lshsim.hashing.spherical import ROTATION_ALIASES, ROTATIONS
+from lshsim.hashing import FAMILIES, get_family
 from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES, amplification
 
 _SIMULATE_EPILOG = (
     """\
 families:
 """
-    + "\n".join(f"  {k:14s} {v}" for k, v in FAMILY_HELP.items())
+    + "\n".join(f"  {k:14s} {v}" for k, v in family_help().items())
     + """
 
 examples:
@@ -138,39 +137,30 @@ def add_target_args(p: argparse.ArgumentParser):
     return what
 
 
+def family_options() -> dict[str, list]:
+    """Every family parameter by CLI option: ``{option: [(family, Param), ...]}``.
+
+    Derived from the registry: a family registered from outside the package brings its
+    options with it.
+    """
+    out: dict[str, list] = {}
+    for name, cls in FAMILIES.items():
+        for param in cls.parameters:
+            out.setdefault(param.option, []).append((name, param))
+    return out
+
+
 def _add_family_param_args(p: argparse.ArgumentParser) -> None:
-    """Add the family parameters ``--rotation``, ``--k`` and ``--width``."""
-    p.add_argument(
-        "--rotation",
-        choices=(*ROTATIONS, *ROTATION_ALIASES),
-        metavar="R",
-        help="crosspolytope construction: gaussian-projection (default; an n/2 x d Gaussian "
-        "matrix, exact theory), orthogonal (n/2 <= d rows of a Haar rotation), hadamard "
-        "(3 rounds of signs + FWHT, FALCONN); gaussian is a deprecated alias of "
-        "gaussian-projection",
-    )
-    p.add_argument(
-        "--k",
-        type=int,
-        metavar="K",
-        help="pstable: directions (default log2 n); minhash: concatenated min-hashes (default 1)",
-    )
-    p.add_argument(
-        "--width", type=float, metavar="W", help="pstable cell width w in [1e-9, 1e9] (default 4.0)"
-    )
-    p.add_argument(
-        "--ngram",
-        type=int,
-        metavar="N",
-        help="ngram: the order N in [1, l] (default 2): position t hashes tokens t-N+1..t",
-    )
-    p.add_argument(
-        "--heads",
-        type=int,
-        metavar="H",
-        help="ngram: H in [1, 64] independent hash heads (default 1: modulus n; H >= 2: the "
-        "H smallest primes >= n, Engram's); the rate is that of a collision in every head",
-    )
+    """Add one option per family parameter (``--rotation``, ``--k``, ``--width``, ...)."""
+    for option, owners in family_options().items():
+        first = owners[0][1]
+        kwargs: dict = {"metavar": first.metavar or option.upper()}
+        if first.choices:
+            kwargs["choices"] = first.choices
+        else:
+            kwargs["type"] = first.type
+        helps = dict.fromkeys(param.help for _, param in owners)
+        p.add_argument(f"--{option}", help="; ".join(helps), **kwargs)
 
 
 def add_parsers(sub) -> None:
@@ -264,17 +254,20 @@ def _add_theory_parser(sub) -> None:
 
 
 def _family_params(args) -> dict:
-    """The family keywords given by ``--rotation``, ``--k`` and ``--width``, checked."""
+    """The family keywords given by the family options (``--rotation``, ``--k``, ...), checked.
+
+    Raises:
+        ValueError: an option of another family.
+    """
     params = {}
-    allowed = {"rotation": ("crosspolytope",), "k": ("pstable", "minhash"), "width": ("pstable",)}
-    allowed |= {"ngram": ("ngram",), "heads": ("ngram",)}
-    for flag, fams in allowed.items():
-        value = getattr(args, flag)
+    for option, owners in family_options().items():
+        value = getattr(args, option, None)
         if value is None:
             continue
-        if args.family not in fams:
-            raise ValueError(f"--{flag} applies to {' and '.join(fams)}, not '{args.family}'")
-        params["w" if flag == "width" else flag] = value
+        names = {name: param for name, param in owners}
+        if args.family not in names:
+            raise ValueError(f"--{option} applies to {' and '.join(names)}, not '{args.family}'")
+        params[names[args.family].name] = value
     return params
 
 
@@ -424,12 +417,9 @@ def run_theory(args: argparse.Namespace) -> int:
             **params,
         )
         out = res.to_dict()
-        if args.family == "ngram":  # the exact law: q, the heads' law, the f^N limit
-            p = FAMILIES["ngram"].check_params(res.n, **params)
-            summary = theory.ngram_summary(
-                p["ngram"], res.n, res.overlap, res.length, heads=p["heads"]
-            )
-            out.update(summary)
+        out.update(
+            get_family(args.family).overlap_details(res.n, res.overlap, res.length, **params)
+        )
     if args.json:
         print(json.dumps(out))
         return 0

@@ -14,10 +14,10 @@ import json
 import math
 
 from lshsim import theory
+from lshsim._validate import check_float
 from lshsim.cli.output import print_rows
 from lshsim.estimate_topk import estimate_topk_overlap
-from lshsim.hashing.productkey import check_square
-from lshsim.hashing import TOPK_FAMILIES
+from lshsim.hashing import TOPK_FAMILIES, family_names, get_family
 from lshsim.laws.topk import check_topk
 
 __all__ = ["print_out", "run_simulate_topk", "theory_topk"]
@@ -51,44 +51,30 @@ def _no_lsh_flags(args, why: str) -> None:
             raise ValueError(f"--{flag} applies to the cosine families' top-1, not {why}")
 
 
-def _productkey(args, a1: float, a2: float) -> dict:
-    log_p = theory.productkey_log_probability(args.buckets, a1, a2)
-    s = check_square(args.buckets)
-    return {
-        "family": "productkey",
-        "n": args.buckets,
-        "subkeys": s,
-        "half_cosines": [a1, a2],
-        "probability": math.exp(log_p),
-        "log_probability": log_p,
-        "rho": -log_p / math.log(args.buckets),
-        "voronoi_sqrt_n": [
-            theory.voronoi_probability(s, a1),
-            theory.voronoi_probability(s, a2),
-        ],
-    }
+def _halves(args, a1: float, a2: float) -> dict:
+    """The law of a family that reads its input in halves, at half-cosines ``a1``, ``a2``."""
+    cls = get_family(args.family)
+    cls.check_law("log_probability_halves", args.buckets)
+    return {"family": args.family, "n": args.buckets, **cls.halves_law(args.buckets, a1, a2)}
 
 
 def _topk(args, params: dict) -> dict:
     fam, n, k = args.family, args.buckets, args.topk
-    if fam not in TOPK_FAMILIES:
+    cls = get_family(fam)
+    if not cls.has_topk:
         raise ValueError(f"--topk applies to {', '.join(TOPK_FAMILIES)}, not '{fam}'")
-    k = check_topk(k, math.isqrt(check_square(n)) if fam == "productkey" else n)
+    n = cls.check_params(n, **params)["n"]
+    k = check_topk(k, cls.max_topk(n))
     if args.cosine is None:
         raise ValueError("--topk needs --cosine in theory (use `lshsim simulate --topk`)")
-    if fam == "voronoi":
-        value = theory.voronoi_topk_overlap(n, k, args.cosine)
+    if cls.has_law("topk_overlap"):
+        value = theory.topk_overlap(fam, n, k, args.cosine, **params)
     elif k == 1:
-        value = (
-            theory.productkey_probability(n, args.cosine)
-            if fam == "productkey"
-            else theory.probability(fam, n, args.cosine, **params)
-        )
+        p = cls.check_law("log_probability", n, **params)
+        a = check_float("cosine", args.cosine, -1.0, 1.0)
+        value = math.exp(cls.log_probability(p.pop("n"), a, **p))
     else:
-        raise ValueError(
-            f"--topk > 1 has no exact law for family '{fam}'; estimate it with "
-            "`lshsim simulate --topk`"
-        )
+        raise cls.no_law("topk_overlap", "estimate the top-k overlap with `lshsim simulate --topk`")
     return {
         "family": fam,
         "n": n,
@@ -107,18 +93,19 @@ def theory_topk(args: argparse.Namespace, params: dict) -> dict | None:
         The output dict, or None when the ordinary ``theory`` path applies.
     """
     if args.half_cosines is not None:
-        if args.family != "productkey":
-            raise ValueError(f"--half-cosines applies to productkey, not '{args.family}'")
+        halves = family_names(lambda c: c.halves)
+        if args.family not in halves:
+            raise ValueError(f"--half-cosines applies to {', '.join(halves)}, not '{args.family}'")
         if args.topk not in (None, 1):
-            raise ValueError("--topk > 1 has no exact law for productkey; use simulate --topk")
+            raise ValueError(f"--topk > 1 has no exact law for {args.family}; use simulate --topk")
         _no_lsh_flags(args, "--half-cosines")
-        return _productkey(args, *parse_half_cosines(args.half_cosines))
+        return _halves(args, *parse_half_cosines(args.half_cosines))
     if args.topk is not None:
         _no_lsh_flags(args, "--topk")
         return _topk(args, params)
-    if args.family == "productkey" and args.cosine is not None:
-        _no_lsh_flags(args, "productkey")
-        return _productkey(args, args.cosine, args.cosine)
+    if get_family(args.family).halves and args.cosine is not None:
+        _no_lsh_flags(args, args.family)
+        return _halves(args, args.cosine, args.cosine)
     return None
 
 

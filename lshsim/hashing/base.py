@@ -220,7 +220,7 @@ class HashFamily:
         """The one-line error for a law the family lacks (``law`` a key of :data:`LAWS`)."""
         have = [LAWS[k] for k in LAWS if cls.has_law(k)]
         hint = why or (f"it has: {'; '.join(have)}" if have else "it has no exact law")
-        return NoLaw(f"family '{cls.name}' has no exact {LAWS[law]}: {hint}")
+        return NoLaw(f"family '{cls.name}' has no exact law for the {LAWS[law]}: {hint}")
 
     @classmethod
     def has_law(cls, law: str) -> bool:
@@ -320,6 +320,11 @@ class HashFamily:
         pv = cls.probabilities(n, cos, **params)
         se = float(pv.std(ddof=1) / math.sqrt(cosines)) if cosines > 1 else math.inf
         return OverlapLaw(float(pv.mean()), se, cosines, float(cos.mean()), float(cos.std()))
+
+    @classmethod
+    def overlap_details(cls, n: int, overlap: float, length: int, **params) -> dict:
+        """Extra exact quantities ``lshsim theory --overlap`` prints beside the law (none)."""
+        return {}
 
     @classmethod
     def limit_rho(cls, cosine: float, n: int, **params) -> float:

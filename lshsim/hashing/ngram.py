@@ -53,6 +53,7 @@ from lshsim.laws.ngram import (
     is_prime,
     ngram_moduli,
     ngram_probability,
+    ngram_summary,
 )
 
 __all__ = [
@@ -192,6 +193,12 @@ class NGram(HashFamily):
     max_log2 = 31
     reference = "lshsim.testing.reference:ngram"
     input_kind = "sequences"
+
+    @classmethod
+    def overlap_details(cls, n, overlap, length, **params):
+        """The exact law's parts: ``q``, the heads' law, the ``f^N`` limit and its bounds."""
+        p = cls.check_params(n, **params)
+        return ngram_summary(p["ngram"], p["n"], overlap, length, heads=p["heads"])
 
     @classmethod
     def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):

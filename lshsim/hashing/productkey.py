@@ -79,6 +79,28 @@ class ProductKey(HashFamily):
         return first + spherical_laws.voronoi_log_probability(s, a2, rtol)
 
     @classmethod
+    def halves_law(cls, n: int, a1: float, a2: float) -> dict:
+        """The law at two half-cosines with its parts, as ``lshsim theory --half-cosines`` shows.
+
+        Returns:
+            ``subkeys`` ``s``, ``half_cosines``, ``probability``, ``log_probability``,
+            ``rho`` and ``voronoi_sqrt_n`` (each half's ``P_vor(s, a_i)``).
+        """
+        log_p = cls.log_probability_halves(n, a1, a2)
+        s = math.isqrt(n)
+        return {
+            "subkeys": s,
+            "half_cosines": [a1, a2],
+            "probability": math.exp(log_p),
+            "log_probability": log_p,
+            "rho": -log_p / math.log(n),
+            "voronoi_sqrt_n": [
+                math.exp(spherical_laws.voronoi_log_probability(s, a1)),
+                math.exp(spherical_laws.voronoi_log_probability(s, a2)),
+            ],
+        }
+
+    @classmethod
     def log_probability(cls, n, cosine, *, rtol=spherical_laws.RTOL, **params):
         """Both halves at cosine ``a``: ``2 ln P_vor(sqrt n, a)``."""
         return cls.log_probability_halves(n, cosine, cosine, rtol=rtol, **params)
