@@ -119,6 +119,8 @@ class HashFamily:
     help: ClassVar[str] = ""
     #: The family's parameters (:class:`Param`), in CLI order.
     parameters: ClassVar[tuple[Param, ...]] = ()
+    #: Whether :meth:`overlap_law` is exact (True) or an average over sampled cosines.
+    overlap_law_is_exact: ClassVar[bool] = False
     #: The bucket counts it takes: "any", "power_of_two", "even" or "square".
     bucket_rule: ClassVar[str] = "any"
     #: Largest ``log2 n`` it takes (bucket ids are int64; 32-bit hashes take fewer).

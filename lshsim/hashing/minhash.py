@@ -218,6 +218,7 @@ class MinHash(HashFamily):
         Param("k", int, "minhash: concatenated min-hashes (default 1)", metavar="K", draw=(1, 8)),
     )
     reference = "lshsim.testing.reference:minhash"
+    overlap_law_is_exact = True
     input_kind = "token_sets"
 
     @classmethod

@@ -192,6 +192,7 @@ class NGram(HashFamily):
     )
     max_log2 = 31
     reference = "lshsim.testing.reference:ngram"
+    overlap_law_is_exact = True
     input_kind = "sequences"
 
     @classmethod

@@ -37,6 +37,7 @@ class TokenID(HashFamily):
     name = "tokenid"
     help = "token id mod n (per-token routing; one trial per aligned position)"
     reference = "lshsim.testing.reference:tokenid"
+    overlap_law_is_exact = True
     input_kind = "tokens"
 
     @classmethod

@@ -1,11 +1,12 @@
 """Run one cell of a sweep through the library, as the CLI command of the same name would.
 
 ``simulate`` cells call :func:`lshsim.estimate.estimate_collision` and add the exact value
-where the library has one (a cosine family at a cosine, Gaussian rotation; min-hash and
-Token-ID on the sentence model). ``theory`` cells call :func:`lshsim.theory.log_probability`
-(at a cosine) or :func:`lshsim.theory.collision_probability` (at an overlap): an exact value
-goes to ``exact``; the sentence-model average of a cosine family, itself a Monte-Carlo average
-over sampled cosines, goes to ``estimate`` with a 95% interval of ``+- 1.96`` standard errors.
+where the family object has one (its law at a cosine, e.g. the Gaussian-projection
+cross-polytope's; an exact law on the sentence model, e.g. min-hash, Token-ID, n-grams).
+``theory`` cells call :func:`lshsim.theory.log_probability` (at a cosine) or
+:func:`lshsim.theory.collision_probability` (at an overlap): an exact value goes to
+``exact``; the sentence-model average of a cosine family, itself a Monte-Carlo average over
+sampled cosines, goes to ``estimate`` with a 95% interval of ``+- 1.96`` standard errors.
 
 Options are named as the CLI spells them; the library's keyword differs for two
 (:data:`LIBRARY_NAMES`). A cell's row: ``command``, ``cell`` (its key), ``seed``, its options,
@@ -25,10 +26,9 @@ from typing import Any
 from lshsim import __version__, theory
 from lshsim._validate import check_float, check_int
 from lshsim.estimate import Z95, check_estimate, estimate_collision
-from lshsim.hashing import get_family
+from lshsim.hashing import NoLaw, get_family
 from lshsim.sentences import check_sentence_model
 from lshsim.sweep.cell import Cell
-from lshsim.theory import COSINE_FAMILIES
 
 #: CLI option -> library keyword, where they differ.
 LIBRARY_NAMES = {"buckets": "n", "width": "w"}
@@ -102,14 +102,12 @@ def check_cell(cell: Cell) -> None:
         return
     cosine = kw.pop("cosine", None)
     own, params = _split(kw, theory.collision_probability)
-    normal = _check_family(family, n, params)
-    if family in COSINE_FAMILIES and normal.get("rotation", "gaussian") != "gaussian":
-        raise ValueError("rotation must be 'gaussian' for exact theory (hadamard has none)")
+    _check_family(family, n, params)
     if cosine is not None:
-        if family not in COSINE_FAMILIES:
-            raise ValueError(f"cosine is not defined for family '{family}'; use overlap (f)")
+        theory.cosine_family(family, n, params)  # the family's law at a cosine, or NoLaw
         check_float("cosine", cosine, -1.0, 1.0)
         return
+    get_family(family).check_law("overlap_law", n, **params)
     defaults = {
         k: p.default for k, p in inspect.signature(theory.collision_probability).parameters.items()
     }
@@ -152,9 +150,9 @@ def _simulate(cell: Cell, threads: int | None) -> dict:
     est = estimate_collision(family, n, seed=cell.seed, threads=threads, **kw)
     exact = None
     if est.cosine is not None:
-        if family in COSINE_FAMILIES and est.params.get("rotation", "gaussian") == "gaussian":
+        if _has_law(family, est.n, est.params, "log_probability"):
             exact = theory.probability(family, est.n, est.cosine, **est.params)
-    elif family not in COSINE_FAMILIES:  # min-hash and Token-ID: exact on the sentence model
+    elif _is_exact_on_sentences(family, est.n, est.params):
         exact = theory.collision_probability(
             family,
             est.n,
@@ -174,6 +172,24 @@ def _simulate(cell: Cell, threads: int | None) -> dict:
     }
 
 
+def _has_law(family: str, n: int, params: dict, law: str) -> bool:
+    """Whether the family has the exact law ``law`` for these parameters (no NoLaw)."""
+    try:
+        if law == "log_probability":
+            theory.cosine_family(family, n, params)
+        else:
+            get_family(family).check_law(law, n, **params)
+    except NoLaw:
+        return False
+    return True
+
+
+def _is_exact_on_sentences(family: str, n: int, params: dict) -> bool:
+    """Whether the family's sentence-model law is exact (not an average over cosines)."""
+    cls = get_family(family)
+    return _has_law(family, n, params, "overlap_law") and cls.overlap_law_is_exact
+
+
 def _theory(cell: Cell) -> dict:
     """A ``theory`` cell: the exact value, or the sentence-model average with its interval."""
     family, n, kw = _kwargs(cell)
@@ -181,7 +197,7 @@ def _theory(cell: Cell) -> dict:
         cosine = kw.pop("cosine")
         return {"exact": math.exp(theory.log_probability(family, n, cosine, **kw))}
     res = theory.collision_probability(family, n, seed=cell.seed, **kw)
-    if res.cosines == 0:  # min-hash, Token-ID: exact
+    if res.cosines == 0:  # an exact sentence-model law (min-hash, Token-ID, n-grams)
         return {"exact": res.probability}
     half = Z95 * res.std_error
     return {

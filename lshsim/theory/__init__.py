@@ -62,6 +62,7 @@ from lshsim.theory.amplification import (
 )
 from lshsim.theory.families import (
     COSINE_FAMILIES,
+    cosine_family,
     crosspolytope_probability,
     log_probability,
     minhash_probability,
@@ -91,6 +92,7 @@ __all__ = [
     "best_family_grid",
     "best_scheme",
     "collision_probability",
+    "cosine_family",
     "crosspolytope_probability",
     "datar_probability",
     "hash_cost",
