@@ -2,17 +2,17 @@
 
 After "The Power of External Memory in Increasing Predictive Model Capacity".
 
-``FAMILIES`` and ``make_family`` (from :mod:`lshsim.hashing`) are loaded on first use (PEP 562),
-so ``import lshsim`` does not import Numba: the command line checks the environment Numba reads
-at import (``NUMBA_NUM_THREADS``) before anything imports it.
+``FAMILIES``, ``make_family`` and ``register_family`` (from :mod:`lshsim.hashing`) are
+loaded on first use (PEP 562), so ``import lshsim`` does not import Numba: the command line
+checks the environment Numba reads at import (``NUMBA_NUM_THREADS``) before anything imports it.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["FAMILIES", "__version__", "make_family"]
+__all__ = ["FAMILIES", "__version__", "make_family", "register_family"]
 
-_LAZY = ("FAMILIES", "make_family")
+_LAZY = ("FAMILIES", "make_family", "register_family")
 
 
 def __getattr__(name: str):

@@ -160,7 +160,7 @@ def _add_family_param_args(p: argparse.ArgumentParser) -> None:
         else:
             kwargs["type"] = first.type
         helps = dict.fromkeys(param.help for _, param in owners)
-        p.add_argument(f"--{option}", help="; ".join(helps), **kwargs)
+        p.add_argument(f"--{option}", dest=first.dest, help="; ".join(helps), **kwargs)
 
 
 def add_parsers(sub) -> None:
@@ -261,7 +261,7 @@ def _family_params(args) -> dict:
     """
     params = {}
     for option, owners in family_options().items():
-        value = getattr(args, option, None)
+        value = getattr(args, owners[0][1].dest, None)
         if value is None:
             continue
         names = {name: param for name, param in owners}

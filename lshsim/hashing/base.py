@@ -69,6 +69,11 @@ class Param:
         """The CLI option name (without dashes)."""
         return self.flag or self.name
 
+    @property
+    def dest(self) -> str:
+        """The option's attribute on the parsed arguments (and its name in a sweep spec)."""
+        return self.option.replace("-", "_")
+
 
 #: The exact laws a family may have: method name -> what the law is, for the error message.
 LAWS = {
@@ -221,7 +226,7 @@ class HashFamily:
     def no_law(cls, law: str, why: str = "") -> NoLaw:
         """The one-line error for a law the family lacks (``law`` a key of :data:`LAWS`)."""
         have = [LAWS[k] for k in LAWS if cls.has_law(k)]
-        hint = why or (f"it has: {'; '.join(have)}" if have else "it has no exact law")
+        hint = why or (f"it has: {'; '.join(have)}" if have else "it has none")
         return NoLaw(f"family '{cls.name}' has no exact law for the {LAWS[law]}: {hint}")
 
     @classmethod

@@ -9,7 +9,7 @@ cross-polytope's; an exact law on the sentence model, e.g. min-hash, Token-ID, n
 sampled cosines, goes to ``estimate`` with a 95% interval of ``+- 1.96`` standard errors.
 
 Options are named as the CLI spells them; the library's keyword differs for two
-(:data:`LIBRARY_NAMES`). A cell's row: ``command``, ``cell`` (its key), ``seed``, its options,
+(:func:`library_names`). A cell's row: ``command``, ``cell`` (its key), ``seed``, its options,
 then :data:`RESULT_COLUMNS` and :data:`VERSION_COLUMNS` (of the process that ran it).
 """
 
@@ -26,12 +26,23 @@ from typing import Any
 from lshsim import __version__, theory
 from lshsim._validate import check_float, check_int
 from lshsim.estimate import Z95, check_estimate, estimate_collision
-from lshsim.hashing import NoLaw, get_family
+from lshsim.hashing import FAMILIES, NoLaw, get_family
 from lshsim.sentences import check_sentence_model
 from lshsim.sweep.cell import Cell
 
-#: CLI option -> library keyword, where they differ.
-LIBRARY_NAMES = {"buckets": "n", "width": "w"}
+
+def library_names() -> dict[str, str]:
+    """CLI option (its ``dest``) -> library keyword, where they differ.
+
+    ``buckets`` -> ``n``, and each family parameter whose option is not its keyword (e.g.
+    ``width`` -> ``w``), read from the registry.
+    """
+    out = {"buckets": "n"}
+    for cls in FAMILIES.values():
+        for p in cls.parameters:
+            if p.dest != p.name:
+                out[p.dest] = p.name
+    return out
 #: Result columns of a row and their Arrow types.
 RESULT_COLUMNS = {
     "estimate": "float64",
@@ -63,7 +74,8 @@ def versions() -> dict[str, str]:
 
 def _kwargs(cell: Cell) -> tuple[str, int, dict]:
     """``(family, n, keywords)``: the cell's options as the library names them."""
-    kw = {LIBRARY_NAMES.get(k, k): v for k, v in cell.options.items()}
+    names = library_names()
+    kw = {names.get(k, k): v for k, v in cell.options.items()}
     return kw.pop("family"), kw.pop("n"), kw
 
 
@@ -80,7 +92,7 @@ def _check_family(family: str, n: int, params: dict) -> dict:
     except ValueError as exc:
         if not str(exc).startswith("unknown parameter"):
             raise
-        cli = {v: k for k, v in LIBRARY_NAMES.items()}
+        cli = {v: k for k, v in library_names().items()}
         names = ", ".join(cli.get(k, k) for k in params)
         raise ValueError(f"option(s) {names} do not apply to family '{family}'") from None
 

@@ -103,13 +103,21 @@ def spec_hash(canonical: Mapping) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-@functools.cache
 def commands() -> dict[str, Command]:
     """Every sweepable command's options, read from the CLI parsers of ``simulate``/``theory``.
+
+    Read again whenever the family registry changes (a registered family brings options).
 
     Returns:
         Command name -> :class:`Command`.
     """
+    from lshsim.hashing import FAMILIES
+
+    return _commands(tuple(FAMILIES.items()))
+
+
+@functools.cache
+def _commands(_families: tuple) -> dict[str, Command]:
     from lshsim.cli.simulate import add_parsers
 
     root = argparse.ArgumentParser(add_help=False)

@@ -1,0 +1,1 @@
+"""Lookup families defined outside the package, as a third party would (see test_toy_family)."""
