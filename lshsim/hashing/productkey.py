@@ -24,7 +24,7 @@ import numpy as np
 
 from lshsim._validate import check_float, check_int
 from lshsim.hashing.base import HashFamily, OverlapLaw, tiled_argmax, weights_like
-from lshsim.hashing.reduced import _check_reduced, _reduced_sample
+from lshsim.hashing.reduced import check_reduced, reduced_sample
 from lshsim.hashing.topk import productkey_topk
 from lshsim.laws import spherical as spherical_laws
 from lshsim.laws.tables import log_p_table
@@ -202,12 +202,12 @@ class ProductKey(HashFamily):
         """
         n = cls.check_params(n, **params)["n"]
         s = math.isqrt(n)
-        _check_reduced(s, cls.name)
+        check_reduced(s, cls.name)
         cos = np.asarray(cosines, dtype=np.float64)
         if cos.ndim == 1:
             cos = np.stack([cos, cos], axis=1)
         if cos.ndim != 2 or cos.shape[1] != 2:
             raise ValueError(f"cosines must have shape (B,) or (B, 2), got {cos.shape}")
-        first = _reduced_sample(s, np.ascontiguousarray(cos[:, 0]), rng, signed=False)
-        second = _reduced_sample(s, np.ascontiguousarray(cos[:, 1]), rng, signed=False)
+        first = reduced_sample(s, np.ascontiguousarray(cos[:, 0]), rng, signed=False)
+        second = reduced_sample(s, np.ascontiguousarray(cos[:, 1]), rng, signed=False)
         return first & second

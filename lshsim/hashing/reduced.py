@@ -5,12 +5,12 @@ the ``cols`` rows are i.i.d. standard bivariate normal pairs with correlation ``
 collides when the argmax of the first coordinates (signed: the cross-polytope argmax of their
 absolute values) is the argmax of the second. Two samplers give exactly that law:
 
-* :func:`_reduced_argmax` draws all ``2 cols`` normals of a trial (small ``cols``);
-* :func:`_lazy_sample` draws only what decides the trial (the winner, then the few pairs that
+* :func:`reduced_argmax` draws all ``2 cols`` normals of a trial (small ``cols``);
+* :func:`lazy_sample` draws only what decides the trial (the winner, then the few pairs that
   could beat it), with :func:`ndtri` (an ``ndtri`` port for Numba) and the truncated-normal
   quantile :func:`_tn_quantile`.
 
-:func:`_reduced_sample` picks between them (``LAZY_MIN_COLS``); the families'
+:func:`reduced_sample` picks between them (``LAZY_MIN_COLS``); the families'
 ``sample_reduced`` (:mod:`lshsim.hashing.spherical`) call it.
 """
 
@@ -28,7 +28,7 @@ REDUCED_CHUNK = 2**18
 MAX_REDUCED_BUCKETS = 2**30
 
 
-def _check_reduced(n: int, family: str) -> None:
+def check_reduced(n: int, family: str) -> None:
     if n > MAX_REDUCED_BUCKETS:
         raise ValueError(
             f"n (buckets) must be <= 2^30 for family '{family}' in mode='reduced', got {n}"
@@ -67,7 +67,7 @@ def _pair_argmax_update(z, cosines, t0, signed, bu, iu, bv, iv, c0, half):  # pr
                 iv[t] = jv
 
 
-def _reduced_argmax(
+def reduced_argmax(
     cols: int, cosines: np.ndarray, rng: np.random.Generator, signed: bool
 ) -> np.ndarray:
     """Collision indicators when each trial compares the argmax of ``cols`` i.i.d. pairs."""
@@ -240,7 +240,7 @@ def _min_of(lo, hi, count, unif):  # pragma: no cover - jit
 
 @numba.njit(cache=True, nogil=True)
 def _lazy_trials(cosines, cols, signed, unif, out, steps, t0):  # pragma: no cover - jit
-    """Lazy exact collision indicators of trials ``t0, t0 + 1, ...`` (see :func:`_lazy_sample`).
+    """Lazy exact collision indicators of trials ``t0, t0 + 1, ...`` (see :func:`lazy_sample`).
 
     Returns ``(t, pos)``: ``t == len(cosines)`` when every trial is done (``pos`` uniforms
     used); otherwise trial ``t`` ran out of uniforms and must be restarted from ``unif[pos]``.
@@ -317,7 +317,7 @@ def _lazy_trials(cosines, cols, signed, unif, out, steps, t0):  # pragma: no cov
     return cosines.shape[0], pos
 
 
-def _lazy_sample(
+def lazy_sample(
     cols: int, cosines: np.ndarray, rng: np.random.Generator, signed: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact collision indicators of the reduced model without drawing all ``cols`` pairs.
@@ -366,10 +366,10 @@ def _lazy_sample(
 LAZY_MIN_COLS = 32
 
 
-def _reduced_sample(
+def reduced_sample(
     cols: int, cosines: np.ndarray, rng: np.random.Generator, signed: bool
 ) -> np.ndarray:
     """Collision indicators of ``cols`` pairs per trial: lazily when ``cols`` is large."""
     if cols >= LAZY_MIN_COLS:
-        return _lazy_sample(cols, cosines, rng, signed)[0]
-    return _reduced_argmax(cols, cosines, rng, signed)
+        return lazy_sample(cols, cosines, rng, signed)[0]
+    return reduced_argmax(cols, cosines, rng, signed)

@@ -71,14 +71,11 @@ from lshsim.hashing.reduced import (  # re-exported: tests and experiments impor
     LAZY_UNIFORMS_PER_TRIAL,
     MAX_REDUCED_BUCKETS,
     REDUCED_CHUNK,
-    _check_reduced,
-    _lazy_sample,
-    _max_of,
-    _min_of,
-    _reduced_argmax,
-    _reduced_sample,
-    _tn_quantile,
+    check_reduced,
+    lazy_sample,
     ndtri,
+    reduced_argmax,
+    reduced_sample,
 )
 from lshsim.hashing.topk import scores_topk
 from lshsim.laws import spherical as spherical_laws
@@ -190,12 +187,12 @@ class Voronoi(HashFamily):
     def sample_reduced(cls, n, cosines, rng, **params):
         """Whether the argmaxes of ``n`` i.i.d. bivariate-normal score pairs agree, per trial.
 
-        Sampled lazily (:func:`_lazy_sample`, exact in distribution, a few dozen steps per
+        Sampled lazily (:func:`lazy_sample`, exact in distribution, a few dozen steps per
         trial) for ``n >= LAZY_MIN_COLS``, by drawing all pairs below.
         """
         n = cls.check_params(n, **params)["n"]
-        _check_reduced(n, cls.name)
-        return _reduced_sample(n, cosines, rng, signed=False)
+        check_reduced(n, cls.name)
+        return reduced_sample(n, cosines, rng, signed=False)
 
 
 #: The cross-polytope's constructions of its rotated coordinates (see the module docstring).
@@ -412,7 +409,7 @@ class CrossPolytope(HashFamily):
     def sample_reduced(cls, n, cosines, rng, **params):
         """Gaussian projection: ``m = n/2`` i.i.d. bivariate-normal coordinate pairs per trial.
 
-        Sampled lazily (:func:`_lazy_sample`) for ``m >= LAZY_MIN_COLS``, else by drawing all.
+        Sampled lazily (:func:`lazy_sample`) for ``m >= LAZY_MIN_COLS``, else by drawing all.
         """
         p = cls.check_params(n, **params)
         if p["rotation"] != "gaussian-projection":
@@ -420,8 +417,8 @@ class CrossPolytope(HashFamily):
                 "mode='reduced' is exact only for rotation='gaussian-projection'; use "
                 f"mode='full' for rotation='{p['rotation']}'"
             )
-        _check_reduced(p["n"], cls.name)
-        return _reduced_sample(p["n"] // 2, cosines, rng, signed=True)
+        check_reduced(p["n"], cls.name)
+        return reduced_sample(p["n"] // 2, cosines, rng, signed=True)
 
 
 __all__ = [
@@ -438,14 +435,11 @@ __all__ = [
     "ROTATION_ALIASES",
     "CrossPolytope",
     "Voronoi",
-    "_lazy_sample",
-    "_max_of",
-    "_min_of",
-    "_reduced_argmax",
-    "_tn_quantile",
     "fwht_columns",
     "haar_orthogonal",
     "hadamard_crosspolytope",
     "hadamard_crosspolytope_serial",
+    "lazy_sample",
     "ndtri",
+    "reduced_argmax",
 ]

@@ -2,7 +2,7 @@
 
 ``Voronoi.sample_reduced`` / ``CrossPolytope.sample_reduced`` (Gaussian rotation) sample the
 collision indicator of ``n`` (resp. ``n/2``) i.i.d. bivariate-normal pairs lazily (see
-``lshsim.hashing.reduced._lazy_sample``): exact in distribution, not stream-identical to
+``lshsim.hashing.reduced.lazy_sample``): exact in distribution, not stream-identical to
 drawing every pair. So the checks here are statistical: collision rates against the exact
 probabilities of :mod:`lshsim.theory` and against the brute-force sampler, with tolerances
 from the binomial standard deviation at fixed seeds, plus the exact pieces (the inverse CDF,
@@ -22,16 +22,14 @@ from scipy import special, stats
 from lshsim import theory
 from lshsim.estimate import estimate_collision
 from lshsim.hashing import reduced
+from lshsim.hashing.reduced import _max_of, _min_of, _tn_quantile
 from lshsim.hashing.spherical import (
     LAZY_MIN_COLS,
     CrossPolytope,
     Voronoi,
-    _lazy_sample,
-    _max_of,
-    _min_of,
-    _reduced_argmax,
-    _tn_quantile,
+    lazy_sample,
     ndtri,
+    reduced_argmax,
 )
 
 # |z| of one rate against its exact value; the chance of a false alarm per check is ~7e-6.
@@ -164,8 +162,8 @@ def test_lazy_agrees_with_brute_force(family, cols, a):
     """Two-sample test: lazy and brute-force (every pair drawn) rates at the same sizes."""
     signed = FAMILIES[family][1]
     cos = np.full(TRIALS, a)
-    lazy = _lazy_sample(cols, cos, np.random.default_rng(21), signed)[0].mean()
-    brute = _reduced_argmax(cols, cos, np.random.default_rng(22), signed).mean()
+    lazy = lazy_sample(cols, cos, np.random.default_rng(21), signed)[0].mean()
+    brute = reduced_argmax(cols, cos, np.random.default_rng(22), signed).mean()
     pool = (lazy + brute) / 2
     if pool in (0.0, 1.0):
         assert lazy == brute
@@ -191,7 +189,7 @@ def test_rate_matches_theory_property(family, log2n, a):
         assert abs(_z(int(hits.sum()), hits.size, p)) < 5.0, (n, a, hits.mean(), p)
     cols = n // per
     if cols >= 1:
-        steps = _lazy_sample(cols, cos[:200], np.random.default_rng(0), signed)[1]
+        steps = lazy_sample(cols, cos[:200], np.random.default_rng(0), signed)[1]
         assert (steps >= 0).all() and (steps <= cols).all()  # each step removes one pair
 
 
@@ -201,15 +199,15 @@ def test_rate_matches_theory_property(family, log2n, a):
 @pytest.mark.parametrize("signed", [False, True])
 def test_deterministic_and_independent_of_the_buffer(signed, monkeypatch):
     cos = np.random.default_rng(5).uniform(0.5, 0.99, 3000)
-    first = _lazy_sample(4096, cos, np.random.default_rng(9), signed)
-    again = _lazy_sample(4096, cos, np.random.default_rng(9), signed)
-    other = _lazy_sample(4096, cos, np.random.default_rng(10), signed)
+    first = lazy_sample(4096, cos, np.random.default_rng(9), signed)
+    again = lazy_sample(4096, cos, np.random.default_rng(9), signed)
+    other = lazy_sample(4096, cos, np.random.default_rng(10), signed)
     assert np.array_equal(first[0], again[0]) and np.array_equal(first[1], again[1])
     assert not np.array_equal(first[0], other[0])
     # a tiny first buffer: trials run out of uniforms and restart on refilled buffers,
     # consuming the generator's stream in the same order, so nothing changes
     monkeypatch.setattr(reduced, "LAZY_UNIFORMS_PER_TRIAL", 0)
-    small = _lazy_sample(4096, cos, np.random.default_rng(9), signed)
+    small = lazy_sample(4096, cos, np.random.default_rng(9), signed)
     assert np.array_equal(first[0], small[0]) and np.array_equal(first[1], small[1])
 
 
