@@ -784,7 +784,10 @@ def collect_plans(lines: Path | None, report: Report) -> None:
     """
     if lines is None or not lines.exists():
         return
-    plans = [json.loads(x) for x in lines.read_text().splitlines() if x.strip().endswith("}")]
+    plans = []
+    for line in lines.read_text().splitlines():
+        with contextlib.suppress(ValueError):  # a line the planner is still writing
+            plans.append(json.loads(line))
     with report.lock:
         report.data["plans"] = plans
         by_key = {tuple(p[k] for k in _ROW_KEY): p for p in plans}
