@@ -31,7 +31,7 @@ __all__ = ["plot_ordering_map"]
 _PALETTE = ["#9ecae1", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1", "#d9d9d9"]
 
 
-def _edges(centres: np.ndarray) -> np.ndarray:
+def cell_edges(centres: np.ndarray) -> np.ndarray:
     """Return cell edges around sorted ``centres`` (midpoints, half a step beyond the ends)."""
     if centres.size == 1:
         return np.array([centres[0] - 0.5, centres[0] + 0.5])
@@ -149,8 +149,8 @@ def plot_ordering_map(data: Mapping[str, Any]) -> Figure:
     fig = new_figure(8.2, 4.8)
     ax = fig.add_subplot()
     ax.pcolormesh(
-        _edges(f),
-        _edges(log2n),
+        cell_edges(f),
+        cell_edges(log2n),
         np.ma.masked_invalid(winner),
         cmap=cmap,
         norm=norm,
@@ -159,8 +159,8 @@ def plot_ordering_map(data: Mapping[str, Any]) -> Figure:
     )
     _draw_lines(ax, crossover, claimed, where)
 
-    y_lo, y_hi = _edges(log2n)[[0, -1]]
-    ax.set_xlim(*_edges(f)[[0, -1]])
+    y_lo, y_hi = cell_edges(log2n)[[0, -1]]
+    ax.set_xlim(*cell_edges(f)[[0, -1]])
     ax.set_ylim(y_lo, y_hi)
     ax.yaxis.set_major_locator(FixedLocator(pow2_exponents(y_lo, y_hi, max_ticks=9)))
     ax.yaxis.set_major_formatter(FuncFormatter(pow2_label))

@@ -10,6 +10,7 @@ ARCHITECTURES: dict[str, str] = {"A": "input-only lookup", "B": "lookups at uppe
 Params = dict[str, Any]
 
 
-def _check_arch(arch: str) -> None:
+def check_arch(arch: str) -> None:
+    """``ValueError`` naming ``arch`` unless it is one of :data:`ARCHITECTURES`."""
     if arch not in ARCHITECTURES:
         raise ValueError(f"arch: must be one of {sorted(ARCHITECTURES)}, got {arch!r}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lshsim.theorems.theorem2.architectures import _check_arch
+from lshsim.theorems.theorem2.architectures import check_arch
 
 
 def param_counts(arch: str, d: int, width: int, depth: int, n_categories: int) -> dict[str, int]:
@@ -23,7 +23,7 @@ def param_counts(arch: str, d: int, width: int, depth: int, n_categories: int) -
     Returns:
         ``{"non_table", "table", "total", "table_used_by_construction"}``.
     """
-    _check_arch(arch)
+    check_arch(arch)
     non_table = width * d + depth * (2 * width * width + 2 * width) + width + 1
     table = (1 + (depth if arch == "B" else 0)) * n_categories * width
     used = n_categories * d
@@ -72,6 +72,6 @@ def lower_bound_width(arch: str, n_categories: int, n_queries: int, bits: int) -
     Returns:
         The smallest width the bound allows.
     """
-    _check_arch(arch)
+    check_arch(arch)
     carried = n_categories * n_queries if arch == "A" else n_queries
     return min_width_bits(carried, bits)

@@ -16,7 +16,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from lshsim.theorems.theorem2.architectures import Params, _check_arch
+from lshsim.theorems.theorem2.architectures import Params, check_arch
 
 
 def init_student(
@@ -46,7 +46,7 @@ def init_student(
         Float32 arrays: ``P (w, d)``, ``E (N, w)``, ``W, V (D, w, w)``, ``b, c (D, w)``,
         ``a (w,)``, ``beta ()``, and for ``"B"`` also ``E_up (D-1, N, w)`` and ``E_out (N, w)``.
     """
-    _check_arch(arch)
+    check_arch(arch)
     normal = lambda *shape: rng.standard_normal(shape, dtype=np.float32)  # noqa: E731
     params: Params = {
         "P": normal(width, d) / np.float32(math.sqrt(d)),
