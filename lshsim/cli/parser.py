@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         check,
         compare,
         families,
+        finetune,
         model,
         plan,
         probe,
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     families.add_parser(sub)
     model.add_parsers(sub)  # params, cost
     train.add_parsers(sub)  # train, eval
+    finetune.add_parser(sub)
     probe.add_parser(sub)
     plan.add_parser(sub)
     sweep.add_parser(sub)

@@ -1,0 +1,144 @@
+"""``lshsim finetune``: fine-tune a pretrained run on GLUE, SuperGLUE, SQuAD or one's own data.
+
+JAX is imported only when the command runs; the task names and data files are checked first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from lshsim.cli.parser import Formatter, wrap
+
+_EPILOG = """\
+tasks (T5's text-to-text recasts; --data is the benchmark's folder for the task, or a folder
+holding it):
+  GLUE (TSV)        cola sst2 mrpc qqp stsb mnli qnli rte wnli
+  SuperGLUE (JSONL) boolq cb copa multirc record super_glue_rte wic wsc
+  SQuAD v1.1 (JSON) squad          your own JSON lines {"input","target"}: user
+  mixtures          glue (T5's glue_v002_proportional), super_glue (super_glue_v102_proportional)
+
+The out folder is a run folder (run.json, spm.model, metrics.jsonl, checkpoints/); each
+evaluation appends one {"split": "dev", "task": ...} record per dev split to metrics.jsonl,
+and the GLUE / SuperGLUE averages when a mixture's tasks are all there.
+
+examples:
+  lshsim finetune --run runs/tiny --task sst2 --data glue_data/SST-2 --out runs/tiny-sst2 \\
+      --steps 2000 --batch 32
+  lshsim finetune --run runs/tiny --task glue --data glue_data --out runs/tiny-glue --steps 50000
+  lshsim finetune --out runs/tiny-sst2 --task sst2 --steps 4000 --resume
+"""
+
+
+def add_parser(sub) -> None:
+    """Add ``finetune`` to the CLI's subparsers.
+
+    Args:
+        sub: the root parser's subparsers action.
+    """
+    ft = sub.add_parser(
+        "finetune",
+        help="fine-tune a pretrained run on GLUE, SuperGLUE, SQuAD or your own data",
+        description=wrap(
+            "Continue from a `lshsim train` run's checkpoint with the paper's fine-tuning "
+            "setup: Adafactor at a constant learning rate of 0.001, dropout 0.1 (batch 256 "
+            "and 50,000 steps in the paper). Each evaluation decodes the dev splits greedily "
+            "and scores them as the benchmarks define (accuracy, F1, Matthews, Pearson / "
+            "Spearman, MultiRC F1a / EM, SQuAD and ReCoRD EM / F1)."
+        ),
+        epilog=_EPILOG,
+        formatter_class=Formatter,
+    )
+    ft.add_argument("--run", metavar="RUN", help="the pretrained run folder (`lshsim train`)")
+    ft.add_argument("--step", type=int, metavar="S", help="its checkpoint (default: latest good)")
+    ft.add_argument("--task", required=True, metavar="NAME", help="a task or mixture (below)")
+    ft.add_argument("--data", metavar="DIR", help="the task's data folder")
+    ft.add_argument("--out", required=True, metavar="DIR", help="the fine-tuning run folder")
+    ft.add_argument("--steps", required=True, type=int, metavar="N", help="total steps")
+    ft.add_argument("--batch", type=int, metavar="B", help="examples per step (default 256)")
+    ft.add_argument("--lr", type=float, metavar="X", help="constant learning rate (default 1e-3)")
+    ft.add_argument("--dropout", type=float, metavar="P", help="dropout rate (default 0.1)")
+    ft.add_argument("--seed", type=int, metavar="s", help="seed (default 0)")
+    ft.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (from data)")
+    ft.add_argument("--target-length", type=int, metavar="T", help="decoder tokens (from data)")
+    ft.add_argument("--cap", type=int, metavar="K", help="mixture examples cap (default 1e6)")
+    ft.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
+    ft.add_argument(
+        "--eval-examples", type=int, metavar="N", help="evaluate at most N examples per split"
+    )
+    ft.add_argument("--checkpoint-every", type=int, metavar="K", help="checkpoint every K steps")
+    ft.add_argument("--keep-checkpoints", type=int, metavar="N", help="keep N (default 3)")
+    ft.add_argument("--resume", action="store_true", help="continue the run in --out")
+    ft.add_argument("--json", action="store_true", help="print the summary as JSON, no bar")
+    ft.set_defaults(func=run_finetune)
+
+
+def _check_folder(path: str, option: str) -> None:
+    """One line naming ``option`` unless ``path`` is an existing folder."""
+    p = Path(path)
+    if not p.is_dir():
+        what = "is a file, not a folder" if p.exists() else "does not exist"
+        raise ValueError(f"{option}: {p} {what}")
+
+
+def run_finetune(args: argparse.Namespace) -> int:
+    """Fine-tune (or resume) into ``--out`` and print the last dev metrics.
+
+    Args:
+        args: the parsed ``finetune`` arguments.
+
+    Returns:
+        The exit status, 0.
+    """
+    from lshsim._io import check_output_dir
+    from lshsim.t5.finetune.run import task_names
+
+    task_names(args.task)  # an unknown task: one line, before anything else
+    if args.resume:
+        _check_folder(args.out, "--out")
+    else:
+        if args.run is None or args.data is None:
+            raise ValueError("--run, --data: a new fine-tuning run needs both")
+        _check_folder(args.run, "--run")
+        _check_folder(args.data, "--data")
+    check_output_dir(args.out, "--out")
+
+    from lshsim.t5.finetune.run import finetune
+
+    summary = finetune(
+        args.run,
+        args.task,
+        args.data,
+        args.out,
+        steps=args.steps,
+        step=args.step,
+        batch_size=args.batch,
+        learning_rate=args.lr,
+        dropout=args.dropout,
+        seed=args.seed,
+        input_length=args.input_length,
+        target_length=args.target_length,
+        cap=args.cap,
+        eval_every=args.eval_every,
+        eval_examples=args.eval_examples,
+        checkpoint_every=args.checkpoint_every,
+        keep_checkpoints=args.keep_checkpoints,
+        resume=args.resume,
+        progress=not args.json,
+    )
+    if args.json:
+        clean = {
+            k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in summary.items()
+        }
+        print(json.dumps(clean))
+        return 0
+    for split, res in summary["dev"].items():
+        scores = ", ".join(f"{k} {v:.2f}" for k, v in res.items())
+        print(f"{split}: {scores}")
+    for name, score in summary["averages"].items():
+        print(f"{name}: {score:.2f}")
+    print(f"{summary['step']} steps; run in {summary['out']}")
+    return 0
