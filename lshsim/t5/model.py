@@ -513,7 +513,7 @@ def param_specs(config: T5Config) -> dict:
 
     Axis names: ``vocab``, ``embed``, ``mlp``, ``heads``, ``buckets``, ``rank`` (``None``:
     never split); parameters without names (norms, position bias, AltUp scalars, LSH-free
-    small tables) get ``PartitionSpec()``. :data:`lshsim.t5.sharding.RULES` maps the names to
+    small tables) get ``PartitionSpec()``. :data:`lshsim.t5.mesh_axes.RULES` maps the names to
     mesh axes. Nothing is allocated.
     """
     boxed = jax.eval_shape(lambda: _boxed_params(config, jax.random.key(0)))

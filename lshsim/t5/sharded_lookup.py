@@ -1,7 +1,7 @@
 """Expert-table reads that never gather a bucket-sharded table onto one device.
 
 With a mesh whose ``model`` axis has more than one device, every partial-expert table
-(``[buckets, ...]``) is split along its bucket axis (:data:`lshsim.t5.sharding.RULES`). A plain
+(``[buckets, ...]``) is split along its bucket axis (:data:`lshsim.t5.mesh_axes.RULES`). A plain
 ``jnp.take`` of such a table lets XLA's partitioner choose how to read it, and it may gather
 the whole table. Here the read goes through ``jax.shard_map`` instead: every device looks up
 the tokens whose bucket it owns (``bucket - offset`` in ``[0, buckets / model)``), zeros the
@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
-from lshsim.t5.sharding import DATA_AXIS, MODEL_AXIS
+from lshsim.t5.mesh_axes import DATA_AXIS, MODEL_AXIS
 
 
 def _model_mesh():

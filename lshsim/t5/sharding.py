@@ -4,9 +4,10 @@
 output tables along the vocabulary, the dense kernels along ``d_ff`` and heads, every
 partial-expert table (and the softmax router) along its bucket axis. Parameters are replicated
 across ``data``. The model names each parameter's axes once with logical names
-(``nn.with_logical_partitioning``, see :func:`lshsim.t5.model.param_specs`); :data:`RULES` is
-the one table that maps them to mesh axes. Optimiser state (Adafactor's factored row and
-column moments included) is placed like its parameter. A model with ``model > 1`` must be
+(``nn.with_logical_partitioning``, see :func:`lshsim.t5.model.param_specs`);
+:data:`lshsim.t5.mesh_axes.RULES` (re-exported here with the axis names) is the one table that
+maps them to mesh axes. Optimiser state (Adafactor's factored row and column moments included)
+is placed like its parameter. A model with ``model > 1`` must be
 traced under ``jax.set_mesh(mesh)`` (see :func:`mesh_context`): its expert lookups then read
 only the rows each device owns (:mod:`lshsim.t5.sharded_lookup`).
 
@@ -28,27 +29,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-#: Name of the mesh axis that splits the batch.
-DATA_AXIS = "data"
-#: Name of the mesh axis that splits parameters.
-MODEL_AXIS = "model"
-#: The mesh's axes, in order.
-MESH_AXES = (DATA_AXIS, MODEL_AXIS)
-
-#: Logical axis name -> mesh axis (``None``: never split). The one rule table.
-RULES: tuple[tuple[str, str | None], ...] = (
-    ("batch", DATA_AXIS),
-    ("vocab", MODEL_AXIS),
-    ("mlp", MODEL_AXIS),
-    ("heads", MODEL_AXIS),
-    ("buckets", MODEL_AXIS),
-    ("embed", None),
-    ("kv", None),
-    ("rank", None),
-    ("keys", None),
-    ("layers", None),
-    ("length", None),
-)
+from lshsim.t5.mesh_axes import DATA_AXIS, MESH_AXES, MODEL_AXIS, RULES
 
 
 def make_mesh(data: int | None = None, model: int = 1) -> Mesh:
