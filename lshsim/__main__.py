@@ -2,6 +2,6 @@
 
 import sys
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 
 sys.exit(main())

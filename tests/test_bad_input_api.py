@@ -176,7 +176,7 @@ def test_as_floats():
 
 def test_cli_floats_still_work(capsys):
     """argparse hands the library floats: ``simulate --cosine`` and ``theory`` still run."""
-    from lshsim.cli import main
+    from lshsim.cli.main import main
 
     assert main(["theory", "--family", "simhash", "--buckets", "64", "--cosine", "0.5"]) == 0
     assert (

@@ -96,7 +96,7 @@ README_IMPORTS = [
     ("lshsim.estimate", ["estimate_collision"]),
     ("lshsim.theory", ["probability", "rho", "limit_rho", "collision_probability"]),
     ("lshsim.strategies", []),
-    ("lshsim.cli", ["main"]),
+    ("lshsim.cli.main", ["main"]),
     ("lshsim.t5.configs", ["get_config"]),
     ("lshsim.t5.model", ["T5", "init_params"]),
     ("lshsim.t5.hf", ["load_hf_checkpoint", "save_hf_checkpoint"]),

@@ -1,8 +1,10 @@
-"""The ``lshsim`` command line; :func:`main` is the console script's entry point.
+"""The ``lshsim`` command line; :func:`lshsim.cli.main.main` is the console script's entry point.
 
 Where each command lives:
 
-- ``parser``: the root parser, the help formatters and ``build_parser()``;
+- ``main``: ``main()``, the entry point (checks the environment, parses, runs the handler);
+- ``parser``: the root parser and ``build_parser()``, which imports the command modules;
+- ``formatting``: the help formatter and ``wrap``, shared by the command modules;
 - ``errors``: the one error handler (``run_command``): usage errors (bad values, impossible
   combinations) print one line ``lshsim: error: ...`` on stderr and exit with status 2,
   without a traceback;
@@ -18,32 +20,7 @@ Where each command lives:
 - ``sweep``: ``sweep`` (grids of simulate/theory cells on Dask into Parquet; ``--plot``);
 - ``model_flags``: ``--config`` and the external-memory flags shared by the model commands;
 - ``output``: the aligned table and the progress bar shared by the commands.
+
+This ``__init__`` imports nothing: a library module that reads one command's parser (the
+sweep spec reads ``simulate``'s) does not load the whole command tree.
 """
-
-from __future__ import annotations
-
-import sys
-
-from lshsim.cli.environment import check_environment
-from lshsim.cli.errors import run_command
-from lshsim.cli.parser import build_parser
-
-__all__ = ["build_parser", "main"]
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``lshsim`` console script.
-
-    Args:
-        argv: the arguments after ``lshsim`` (default ``sys.argv[1:]``).
-
-    Returns:
-        The exit status (argparse's own usage errors and ``--help`` raise ``SystemExit``).
-    """
-    try:
-        check_environment()  # before build_parser() imports Numba, which reads it at import
-    except ValueError as exc:
-        print(f"lshsim: error: {exc}", file=sys.stderr)
-        return 2
-    args = build_parser().parse_args(argv)
-    return run_command(args)

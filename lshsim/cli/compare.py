@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from lshsim.cli.parser import Formatter, wrap
+from lshsim.cli.formatting import Formatter, wrap
 
 
 def add_parser(sub) -> None:

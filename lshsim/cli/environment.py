@@ -2,7 +2,7 @@
 
 Numba reads ``NUMBA_NUM_THREADS`` once, when it is first imported: a value it cannot parse is
 ignored with a multi-line warning, and a value below 1 makes the import itself fail with a
-traceback. :func:`check_environment` runs first in :func:`lshsim.cli.main` (``import
+traceback. :func:`check_environment` runs first in :func:`lshsim.cli.main.main` (``import
 lshsim.cli`` does not import Numba), so a bad value ends as one line and exit 2.
 """
 

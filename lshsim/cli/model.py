@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import json
 
+from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import (
     MEMORY_FIELDS,
     MEMORY_HELP,
@@ -16,7 +17,6 @@ from lshsim.cli.model_flags import (
     add_memory_flags,
     config_from_args,
 )
-from lshsim.cli.parser import Formatter, wrap
 from lshsim.t5.configs import CONFIGS, TABLE3, TABLE3_ALTUP, T5Config
 
 

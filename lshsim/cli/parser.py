@@ -1,4 +1,4 @@
-"""The ``lshsim`` argument parser: the root parser, the help formatters and :func:`build_parser`.
+"""The ``lshsim`` argument parser: the root parser and :func:`build_parser`.
 
 Each command module adds its own sub-parser (``add_parser(sub)`` or ``add_parsers(sub)``) and
 sets ``func`` to its handler; :func:`build_parser` asks them in the order ``lshsim --help``
@@ -8,7 +8,6 @@ lists the commands.
 from __future__ import annotations
 
 import argparse
-import textwrap
 
 from lshsim import __version__
 
@@ -31,29 +30,14 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"lshsim: error: {message}\n")
 
 
-class Formatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the description and epilog as written (wrapped by :func:`wrap`); wraps help."""
-
-
-def wrap(text: str) -> str:
-    """Wrap a command's description at 88 columns (for :class:`Formatter`).
-
-    Args:
-        text: one paragraph.
-
-    Returns:
-        The paragraph, wrapped.
-    """
-    return textwrap.fill(text, 88)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``lshsim`` argument parser (exposed for documentation and tests).
 
     Returns:
         The root parser; each command's parsed arguments carry its handler as ``func``.
     """
-    # The command modules import Formatter and wrap from here, so they are imported here.
+    # imported when the parser is built: the command modules import Numba, JAX or Dask, which
+    # read the environment that lshsim.cli.main checks first
     from lshsim.cli import (
         check,
         compare,

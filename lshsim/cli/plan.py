@@ -5,7 +5,7 @@ The step is compiled ahead of time for host (CPU) devices standing in for the ac
 them only from ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` read when its backend
 starts. So the command checks its arguments without importing JAX, then: if JAX is not yet
 imported in this process (the usual ``lshsim plan ...``), sets ``XLA_FLAGS`` and
-``JAX_PLATFORMS=cpu`` and goes on; if it is (``lshsim.cli.main`` called from a program that
+``JAX_PLATFORMS=cpu`` and goes on; if it is (``lshsim.cli.main.main`` called from a program that
 already uses JAX) and has too few devices, it runs itself again as a child process
 (``python -m lshsim plan ...``) with those variables set and passes on its output and status.
 """
@@ -18,8 +18,8 @@ import os
 import subprocess
 import sys
 
+from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import MEMORY_HELP, add_config_flag, add_memory_flags, config_from_args
-from lshsim.cli.parser import Formatter, wrap
 from lshsim.t5.hardware import HARDWARE
 
 _EPILOG = (

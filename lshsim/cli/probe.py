@@ -11,6 +11,7 @@ import math
 import sys
 
 from lshsim.cli.checks import STEP_RANGES, check_ranges, check_run_dir
+from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import (
     CONFIG_HELP,
     MEMORY_FIELDS,
@@ -18,7 +19,6 @@ from lshsim.cli.model_flags import (
     add_mesh_flag,
     config_from_args,
 )
-from lshsim.cli.parser import Formatter, wrap
 
 _EPILOG = """\
 the columns:

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from lshsim.cli.parser import Formatter, wrap
+from lshsim.cli.formatting import Formatter, wrap
 
 #: Seconds between progress lines when stderr is not a terminal (a batch job's log).
 LOG_SECONDS = 30.0

@@ -17,6 +17,7 @@ from lshsim.cli.checks import (
     check_train_out,
 )
 from lshsim.cli.distributed import DISTRIBUTED_HELP, add_distributed_flags, start_processes
+from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import (
     MEMORY_HELP,
     add_config_flag,
@@ -24,7 +25,6 @@ from lshsim.cli.model_flags import (
     add_mesh_flag,
     config_from_args,
 )
-from lshsim.cli.parser import Formatter, wrap
 
 _TRAIN_EPILOG = (
     """\

@@ -1,6 +1,6 @@
 """Bad command lines end in one line naming the option and exit 2, before any work (issue 21).
 
-Each case runs through :func:`lshsim.cli.main` in this process; only what is read at import
+Each case runs through :func:`lshsim.cli.main.main` in this process; only what is read at import
 (``NUMBA_NUM_THREADS``) needs a subprocess.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import lshsim
-from lshsim.cli import main
+from lshsim.cli.main import main
 
 ROOT = Path(lshsim.__file__).resolve().parent.parent
 

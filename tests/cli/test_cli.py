@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.hashing import FAMILIES
 
 REQUIRED_KEYS = {"estimate", "ci_low", "ci_high", "samples", "seconds", "family", "n", "seed"}

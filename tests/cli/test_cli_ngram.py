@@ -8,7 +8,7 @@ import math
 import pytest
 
 from lshsim import theory
-from lshsim.cli import main
+from lshsim.cli.main import main
 
 
 def _json(argv, capsys) -> dict:

@@ -6,7 +6,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 
 SPEC = """
 seed = 3

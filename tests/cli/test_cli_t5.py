@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.t5.configs import TABLE3
 from tests import lshsim_optimised
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 from tests.studies.test_compare import _doc, _move_mc, _pair, _write
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 
 TRAIN = ["train", "--config", "tiny", "--steps", "1", "--out"]
 

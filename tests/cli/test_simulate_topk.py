@@ -7,7 +7,7 @@ import json
 import pytest
 
 from lshsim import theory
-from lshsim.cli import main
+from lshsim.cli.main import main
 
 
 def _json(argv, capsys):

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 
 
 def _json(argv: str, capsys) -> dict:

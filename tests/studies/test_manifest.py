@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.studies import manifest, reproduce
 from lshsim.studies.base import Study
 from lshsim.theorems import claims
@@ -245,7 +245,7 @@ import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)
 from tests.studies import test_manifest as t
 t.install(setattr)
-from lshsim.cli import main
+from lshsim.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.studies import reproduce
 from lshsim.theorems.claims import CLAIMS
 from tests import lshsim_optimised

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.sweep import cell_key, cell_seed, enumerate_cells, parse_spec, run_cell
 
 MC = {

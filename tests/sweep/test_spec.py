@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.hashing import FAMILIES
 from lshsim.sweep import load_spec, parse_spec
 from lshsim.sweep.spec import NOT_AXES, SENTENCE_ONLY, commands

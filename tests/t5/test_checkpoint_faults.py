@@ -20,7 +20,7 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
-from lshsim.cli import main  # noqa: E402
+from lshsim.cli.main import main  # noqa: E402
 from lshsim.t5 import NonFiniteLossError  # noqa: E402
 from lshsim.t5 import checkpoint as ckpt  # noqa: E402
 from lshsim.t5 import steps as steps_mod  # noqa: E402

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.t5.configs import get_config
 from lshsim.t5.cost import comparison_configs, flops_per_token, widened_transformer
 

@@ -66,7 +66,7 @@ _ONE_PROCESS = textwrap.dedent(
 _LONE = textwrap.dedent(
     """
     import sys
-    from lshsim.cli import main
+    from lshsim.cli.main import main
 
     argv = sys.argv[1:-1]
     print(main(argv + ["--distributed", "auto"]), flush=True)

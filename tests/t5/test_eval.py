@@ -10,7 +10,7 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
-from lshsim.cli import main  # noqa: E402
+from lshsim.cli.main import main  # noqa: E402
 from lshsim.t5 import checkpoint as ckpt  # noqa: E402
 from lshsim.t5.loop import evaluate_run, train  # noqa: E402
 from lshsim.t5.steps import cross_entropy  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
-from lshsim.cli import main  # noqa: E402
+from lshsim.cli.main import main  # noqa: E402
 from lshsim.t5.configs import LOOKUPS, MEMORY_METHODS  # noqa: E402
 from lshsim.t5.steps import init_state, make_optimizer, make_train_step  # noqa: E402
 

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.cli.plan import parse_mesh
 from lshsim.t5.plan import candidate_meshes, host_device_flags
 

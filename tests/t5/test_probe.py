@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 jax = pytest.importorskip("jax")
 
 from lshsim import theory  # noqa: E402
-from lshsim.cli import main  # noqa: E402
+from lshsim.cli.main import main  # noqa: E402
 from lshsim.hashing import make_family  # noqa: E402
 from lshsim.t5 import probe  # noqa: E402
 from lshsim.t5.memory import lsh_projection  # noqa: E402

@@ -73,7 +73,7 @@ def test_make_mesh_is_data_by_model():
 
 def test_cli_refuses_a_bad_mesh(tmp_path, capsys):
     """``lshsim train --mesh`` with an unknown axis exits 2 with one line naming mesh."""
-    from lshsim.cli import main
+    from lshsim.cli.main import main
 
     argv = ["train", "--config", "tiny", "--steps", "1", "--out", str(tmp_path / "r")]
     assert main([*argv, "--mesh", "data=1,experts=1"]) == 2

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from lshsim import theory
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.theorems import claims
 from lshsim.theorems.claim_types import Mutation
 from lshsim.theorems.theorem1 import mutations
