@@ -23,7 +23,7 @@ from hypothesis import find
 
 import lshsim
 from lshsim import theory
-from lshsim.cli import main
+from lshsim.cli.main import main
 from lshsim.hashing import FAMILIES, NoLaw, unregister_family
 from lshsim.sweep import parse_spec
 from lshsim.sweep.execute import run_sweep

@@ -10,7 +10,7 @@ import json
 import math
 from pathlib import Path
 
-from lshsim.cli.parser import Formatter, wrap
+from lshsim.cli.formatting import Formatter, wrap
 
 _EPILOG = """\
 tasks (T5's text-to-text recasts; --data is the benchmark's folder for the task, or a folder
