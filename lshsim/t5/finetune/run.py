@@ -209,7 +209,7 @@ def _evaluate(decoder, params, tok, evals, enc_eval, batch, limit) -> dict[str, 
     for split, (task, exs) in evals.items():
         enc = enc_eval[split]
         n = len(exs) if limit is None else min(limit, len(exs))
-        ids = greedy_decode(decoder, params, enc.inputs[:n], min(batch, n))
+        ids = greedy_decode(decoder, params, enc.inputs[:n], batch)  # one compiled shape
         texts = [tok.decode(row) for row in ids]
         results[split] = M.evaluate_task(task, exs[:n], texts)
     return results

@@ -149,6 +149,7 @@ def _glue_input(benchmark: str, features: list[tuple[str, str]]) -> str:
 
 def _class_id(path: Path, where: str, value: Any, classes: tuple[str, ...]) -> int:
     """A label given as a class id (``0``, ``"1"``, ``True``) or a label word, checked."""
+    raw = value
     if isinstance(value, bool):
         value = int(value)
     if isinstance(value, str) and value in classes:
@@ -158,7 +159,7 @@ def _class_id(path: Path, where: str, value: Any, classes: tuple[str, ...]) -> i
     if isinstance(value, int) and 0 <= value < len(classes):
         return value
     allowed = ", ".join(classes)
-    raise _fail(path, where, f"unknown label {value!r} (expected a class id or one of {allowed})")
+    raise _fail(path, where, f"unknown label {raw!r} (expected a class id or one of {allowed})")
 
 
 # ---------------------------------------------------------------------------- GLUE (TSV)
