@@ -11,11 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lshsim import theory
+from lshsim.hashing import CrossPolytope, SimHash, Voronoi
 from lshsim.plots.amplification import plot_amplification_map
 from lshsim.studies.base import Study
 
-#: the families compared (SimHash as k-bit codes of one-bit hashes)
-FAMILIES = ("simhash", "voronoi", "crosspolytope")
+
+def compared(ns: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    """The families compared, in order, and the bucket counts each may use.
+
+    SimHash as k-bit codes of one-bit hashes (``n = 2``); Voronoi and the cross-polytope at
+    every ``n`` of ``ns``.
+    """
+    return {SimHash.name: (2,), Voronoi.name: ns, CrossPolytope.name: ns}
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ def amplification(cfg: AmplificationConfig, seed: int) -> dict:
     grid = theory.best_family_grid(
         cfg.amp_cosines,
         [2.0**b for b in cfg.amp_log2_budgets],
-        buckets={"simhash": (2,), "voronoi": ns, "crosspolytope": ns},
+        buckets=compared(ns),
         points=cfg.amp_points,
         far=0.0,
         max_concat=cfg.amp_max_concat,

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from lshsim.hashing import COSINE_FAMILIES, FamilyView
 from lshsim.studies.kinds import check_kinds
 
 #: Run profiles: the committed run and the smoke run (``lshsim reproduce --quick``).
@@ -21,6 +22,19 @@ PROFILES = ("default", "quick")
 #: 40 tokens: every overlap on the studies' grids (multiples of 1/40) is a whole token count,
 #: so the realised s/l equals the plotted f
 LENGTH = 40
+#: Families the collision studies run on sentence pairs sharing ``round(f l)`` tokens: those
+#: that hash a sentence's token set or each of its tokens (min-hash, Token-ID), whose exact
+#: rate depends on the tokens only. The cosine families (:data:`COSINE_FAMILIES`) run at
+#: cosine ``a = f`` instead, in the idealised model of the paper's proof.
+TOKEN_FAMILIES = FamilyView(
+    lambda c: c.input_kind in ("token_sets", "tokens"),
+    "families the studies run on sentence pairs (token sets or per-token ids)",
+)
+
+
+def collision_families() -> tuple[str, ...]:
+    """Every family of the collision studies, in registry order: cosine, then token families."""
+    return (*COSINE_FAMILIES, *TOKEN_FAMILIES)
 
 
 @dataclass(frozen=True)

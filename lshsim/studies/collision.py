@@ -15,22 +15,37 @@ from dataclasses import dataclass
 import numpy as np
 
 from lshsim import theory
+from lshsim.hashing import COSINE_FAMILIES, CrossPolytope, PStable, SimHash, Voronoi, get_family
 from lshsim.plots.collision import plot_collision_vs_n, plot_rho_vs_f
 from lshsim.plots.ordering import plot_ordering_map
-from lshsim.studies.base import LENGTH, Study, append_estimate
+from lshsim.studies.base import (
+    LENGTH,
+    TOKEN_FAMILIES,
+    Study,
+    append_estimate,
+    collision_families,
+)
 from lshsim.sweep import run_grid
 
-VECTOR = ("simhash", "pstable", "voronoi", "crosspolytope")
 VOCAB = 32128
+#: the families whose asymptotic rate ``n^-rho`` is drawn (dashed) in ``collision_vs_n``: the
+#: spherical ones (the hyperplane families' exact curves are their rates already)
+RATE_FAMILIES = (Voronoi.name, CrossPolytope.name)
+#: the paper's form ``c g(f)`` fitted to each family's ``rho(f)`` in ``rho_vs_f``
+FIT_FORMS = {
+    SimHash.name: "sqrt(1-f)",
+    PStable.name: "sqrt(1-f)",
+    Voronoi.name: "1-f",
+    CrossPolytope.name: "1-f",
+}
 
 
-def _exact(family: str, n: int, f: float) -> float:
-    if family in VECTOR:
+def exact_value(family: str, n: int, f: float) -> float:
+    """Exact ``P``: at cosine ``a = f`` (cosine families), else on sentence pairs of LENGTH."""
+    if family in COSINE_FAMILIES:
         return theory.probability(family, n, f)
-    s = round(f * LENGTH)
-    if family == "minhash":
-        return theory.minhash_probability(n, s, LENGTH)
-    return theory.tokenid_probability(s, LENGTH, n=n, vocab=VOCAB)
+    law = theory.collision_probability(family, n, overlap=f, length=LENGTH, vocab=VOCAB)
+    return law.probability
 
 
 @dataclass(frozen=True)
@@ -50,20 +65,20 @@ def _mc_grids(cfg: CollisionConfig) -> list[dict]:
     pairs of :data:`LENGTH` tokens (Token-ID counts every position: ``samples / LENGTH`` pairs).
     """
     grids = []
-    for family in (*VECTOR, "minhash", "tokenid"):
-        samples = cfg.mc_samples if family != "tokenid" else cfg.mc_samples // LENGTH
-        what = (
-            {"cosine": list(cfg.overlaps)} if family in VECTOR else {"overlap": list(cfg.overlaps)}
-        )
+    for family in collision_families():
+        per_token = get_family(family).input_kind == "tokens"  # one trial per position
+        samples = cfg.mc_samples // LENGTH if per_token else cfg.mc_samples
+        at_cosine = family in COSINE_FAMILIES
+        what = {"cosine": list(cfg.overlaps)} if at_cosine else {"overlap": list(cfg.overlaps)}
         grid = {
             "command": "simulate",
             "family": [family],
             "buckets": [2**k for k in cfg.mc_log2n],
             **what,
             "samples": [max(samples, 50)],
-            "mode": ["reduced" if family in VECTOR else "full"],
+            "mode": ["reduced" if at_cosine else "full"],
         }
-        if family not in VECTOR:
+        if not at_cosine:
             grid["length"] = [LENGTH]
         grids.append(grid)
     return grids
@@ -78,13 +93,13 @@ def collision_vs_n(cfg: CollisionConfig, seed: int) -> dict:
     rows = run_grid(seed, _mc_grids(cfg))
     mc_rows = {(r["family"], r.get("cosine", r.get("overlap")), r["buckets"]): r for r in rows}
     panels = {}
-    for family in (*VECTOR, "minhash", "tokenid"):
+    for family in collision_families():
         exact, mc, rate = {}, {}, {}
         for f in cfg.overlaps:
             key = str(f)
             ns = [2**k for k in cfg.exact_log2n]
-            exact[key] = {"n": ns, "p": [_exact(family, n, f) for n in ns]}
-            if family in ("voronoi", "crosspolytope"):
+            exact[key] = {"n": ns, "p": [exact_value(family, n, f) for n in ns]}
+            if family in RATE_FAMILIES:
                 r = theory.limit_rho(family, f)
                 rate[key] = {"n": ns, "p": [n**-r for n in ns]}
             cells = {"n": [2**k for k in cfg.mc_log2n]}
@@ -109,17 +124,12 @@ def rho_vs_f(cfg: RhoConfig, seed: int) -> dict:
     step = 39 // (cfg.rho_f - 1)
     fs = [k / LENGTH for k in range(1, LENGTH, step)][: cfg.rho_f]
     rho = {}
-    for family in VECTOR:
+    for family in COSINE_FAMILIES:
         rho[family] = [theory.rho(family, n, f) for f in fs]
-    for family in ("minhash", "tokenid"):
-        rho[family] = [-math.log(_exact(family, n, f)) / math.log(n) for f in fs]
+    for family in TOKEN_FAMILIES:
+        rho[family] = [-math.log(exact_value(family, n, f)) / math.log(n) for f in fs]
     fits = {}
-    for family, form in (
-        ("simhash", "sqrt(1-f)"),
-        ("pstable", "sqrt(1-f)"),
-        ("voronoi", "1-f"),
-        ("crosspolytope", "1-f"),
-    ):
+    for family, form in FIT_FORMS.items():
         g = np.sqrt(1 - np.array(fs)) if form == "sqrt(1-f)" else 1 - np.array(fs)
         y = np.array(rho[family])
         fits[family] = {"form": form, "c": float(g @ y / (g @ g))}
@@ -144,7 +154,7 @@ def ordering_map(cfg: MapConfig, seed: int) -> dict:
         n = 2**k
         row = []
         for f in fs:
-            p = [f, theory.probability("voronoi", n, f), theory.probability("simhash", n, f)]
+            p = [f, theory.probability(Voronoi.name, n, f), theory.probability(SimHash.name, n, f)]
             row.append(int(np.argmax(p)))
         winner.append(row)
     cross = [crossover(f) for f in fs]

@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from lshsim import theory
 from lshsim.estimate import estimate_collision
 from lshsim.estimate_topk import estimate_topk_overlap
+from lshsim.hashing import NGram, ProductKey
 from lshsim.plots.lookups import plot_collision_beyond
-from lshsim.studies.base import LENGTH, Study, append_estimate, spawn_seeds
-from lshsim.studies.collision import VECTOR, _exact
-
-#: families drawn as exact curves against n, besides product keys
-CURVES = (*VECTOR, "minhash", "tokenid")
+from lshsim.studies.base import LENGTH, Study, append_estimate, collision_families, spawn_seeds
+from lshsim.studies.collision import exact_value
 
 
 @dataclass(frozen=True)
@@ -47,16 +45,18 @@ def _ngram_curve(ns: list[int], f: float) -> list[float]:
 def _collision_panel(cfg: BeyondConfig, f: float, seeds: list[int]) -> dict:
     ns = [2**k for k in cfg.beyond_log2n]
     squares = [2**k for k in cfg.beyond_log2n if k % 2 == 0 and k >= 2]
-    exact = {fam: {"n": ns, "p": [_exact(fam, n, f) for n in ns]} for fam in CURVES}
-    exact["productkey"] = {
+    exact = {
+        fam: {"n": ns, "p": [exact_value(fam, n, f) for n in ns]} for fam in collision_families()
+    }
+    exact[ProductKey.name] = {
         "n": squares,
         "p": [theory.productkey_probability(n, f) for n in squares],
     }
-    exact["ngram"] = {"n": ns, "p": _ngram_curve(ns, f)}
+    exact[NGram.name] = {"n": ns, "p": _ngram_curve(ns, f)}
     mc: dict = {"n": [2**k for k in cfg.beyond_mc_log2n]}
     for n, seed in zip(mc["n"], seeds, strict=False):
         est = estimate_collision(
-            "productkey", n, cosine=f, samples=cfg.beyond_mc_samples, seed=seed, mode="reduced",
+            ProductKey.name, n, cosine=f, samples=cfg.beyond_mc_samples, seed=seed, mode="reduced",
             threads=1,
         )  # fmt: skip
         append_estimate(mc, est)
@@ -75,7 +75,7 @@ def _topk_panel(cfg: BeyondConfig, seeds: list[int]) -> dict:
         cells: dict = {"n": [2**j for j in cfg.topk_mc_log2n if 2 ** (j // 2) >= k]}
         for n, seed in zip(cells["n"], seeds, strict=False):
             est = estimate_topk_overlap(
-                "productkey", n, k, cosine=a, dim=16, samples=cfg.topk_mc_samples, seed=seed
+                ProductKey.name, n, k, cosine=a, dim=16, samples=cfg.topk_mc_samples, seed=seed
             )
             append_estimate(cells, {"estimate": est.overlap, "ci_low": est.ci_low,
                                     "ci_high": est.ci_high})  # fmt: skip

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lshsim.hashing import MinHash, TokenID
 from lshsim.plots.sentences import plot_sentence_cosine, plot_tokenid_vs_minhash
 from lshsim.sentences import cosine_moments, sentence_cosines
 from lshsim.studies.base import LENGTH, Study, append_estimate, spawn_seeds
@@ -47,6 +48,10 @@ def sentence_cosine(cfg: CosineConfig, seed: int) -> dict:
     return {"rows": rows}
 
 
+#: the two families compared, and the buckets each runs at (min-hash's ``1/n`` term is nil)
+TOKEN_BUCKETS = {TokenID.name: 2**20, MinHash.name: 2**40}
+
+
 @dataclass(frozen=True)
 class TokenConfig:
     """Sizes of ``tokenid_vs_minhash``: overlaps and sentence pairs per overlap."""
@@ -67,10 +72,10 @@ def tokenid_vs_minhash(cfg: TokenConfig, seed: int) -> dict:
             "length": [LENGTH],
             "samples": [cfg.token_pairs],
         }
-        for family, n in (("tokenid", 2**20), ("minhash", 2**40))
+        for family, n in TOKEN_BUCKETS.items()
     ]
     rows = run_grid(seed, grids)  # the sweep engine: lshsim sweep gives the same numbers
-    for family in ("tokenid", "minhash"):
+    for family in TOKEN_BUCKETS:
         cells: dict = {}
         for f in cfg.token_f:
             append_estimate(
@@ -117,6 +122,6 @@ STUDIES = (
             ),
             "quick": TokenConfig(token_f=(0.1, 0.3, 0.5, 0.7, 0.9), token_pairs=300),
         },
-        kinds={"": "exact", "tokenid": "monte_carlo", "minhash": "monte_carlo"},
+        kinds={"": "exact", **dict.fromkeys(TOKEN_BUCKETS, "monte_carlo")},
     ),
 )
