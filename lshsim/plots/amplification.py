@@ -14,11 +14,13 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
-from lshsim.plots.ordering import _edges
+from lshsim.hashing import CrossPolytope, SimHash, Voronoi
+from lshsim.plots.ordering import cell_edges
 from lshsim.plots.style import (
     CATEGORY_COLORS,
     LEGEND_FONT,
     as_array,
+    family_style,
     get_key,
     new_figure,
     pow2_exponents,
@@ -27,9 +29,12 @@ from lshsim.plots.style import (
 
 __all__ = ["plot_amplification_map"]
 
-#: map fills per family (light) and the matching line colours (the category colours)
-_FILL = {"simhash": "#c7e9c0", "voronoi": "#fdd0a2", "crosspolytope": "#9ecae1"}
-_LINE = {"simhash": CATEGORY_COLORS[2], "voronoi": CATEGORY_COLORS[1], "crosspolytope": "#0072B2"}
+#: each family's map fill (light) and the matching line colour (the category colours)
+FAMILY_COLORS = {
+    SimHash: ("#c7e9c0", CATEGORY_COLORS[2]),
+    Voronoi: ("#fdd0a2", CATEGORY_COLORS[1]),
+    CrossPolytope: ("#9ecae1", "#0072B2"),
+}
 #: below this ln-miss ratio of winner to runner-up a cell is hatched as a near tie
 NEAR_TIE = 1.05
 
@@ -53,10 +58,10 @@ def _grid(data: Mapping[str, Any], where: str):
 
 
 def _map_panel(ax, cos, log2c, fams, winner, margin) -> None:
-    colors = [_FILL.get(f, "#d9d9d9") for f in fams]
+    colors = [family_style(FAMILY_COLORS, f, "amplification")[0] for f in fams]
     cmap = ListedColormap(colors)
     norm = BoundaryNorm(np.arange(len(fams) + 1) - 0.5, cmap.N)
-    xe, ye = _edges(cos), _edges(log2c)
+    xe, ye = cell_edges(cos), cell_edges(log2c)
     ax.pcolormesh(xe, ye, winner.T, cmap=cmap, norm=norm, shading="flat", rasterized=True)
     for i, j in zip(*np.nonzero(margin < NEAR_TIE), strict=True):  # near ties: hatched
         cell = Rectangle((xe[i], ye[j]), xe[i + 1] - xe[i], ye[j + 1] - ye[j])
@@ -92,9 +97,10 @@ def _miss_panel(ax, data, cos, log2c, fams, where) -> None:
     i = int(np.argmin(np.abs(cos - target)))
     log_miss = get_key(data, "log_miss", where)
     for f in fams:
+        line = family_style(FAMILY_COLORS, f, "amplification")[1]
         ln_miss = np.asarray(get_key(log_miss, f, f"{where}['log_miss']"), dtype=float)[i]
         nines = np.where(ln_miss < 0, -ln_miss / np.log(10.0), np.nan)  # -log10 miss
-        ax.plot(2.0**log2c, nines, "-o", ms=3, color=_LINE.get(f, "0.3"), label=f)
+        ax.plot(2.0**log2c, nines, "-o", ms=3, color=line, label=f)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("query budget C (inner products)")

@@ -14,11 +14,22 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from lshsim.hashing import (
+    CrossPolytope,
+    MinHash,
+    NGram,
+    ProductKey,
+    PStable,
+    SimHash,
+    TokenID,
+    Voronoi,
+)
 from lshsim.plots.style import (
     CATEGORY_COLORS,
     LEGEND_FONT,
     Y_FLOOR,
     as_array,
+    family_style,
     get_key,
     log2_xaxis,
     marker_handle,
@@ -29,22 +40,29 @@ from lshsim.plots.style import (
 
 __all__ = ["plot_collision_beyond"]
 
-#: the colour of each family (stable across panels)
-FAMILY_ORDER = (
-    "simhash",
-    "pstable",
-    "voronoi",
-    "crosspolytope",
-    "productkey",
-    "minhash",
-    "tokenid",
-    "ngram",
-)
+#: each family's exact curve format; its colour is the category colour at its place here
+#: (stable across panels)
+FAMILY_CURVES = {
+    SimHash: "-",
+    PStable: "-",
+    Voronoi: "-",
+    CrossPolytope: "--",
+    ProductKey: "-o",
+    MinHash: "-",
+    TokenID: "-",
+    NGram: "-",
+}
+FIGURE = "collision_beyond"
 
 
 def _family_color(family: str) -> str:
-    idx = FAMILY_ORDER.index(family) if family in FAMILY_ORDER else len(FAMILY_ORDER) - 1
+    family_style(FAMILY_CURVES, family, FIGURE)
+    idx = [c.name for c in FAMILY_CURVES].index(family)
     return CATEGORY_COLORS[idx % len(CATEGORY_COLORS)]
+
+
+def _family_curve(family: str) -> str:
+    return family_style(FAMILY_CURVES, family, FIGURE)
 
 
 def _points(ax: Any, cells: Any, where: str, color: str) -> list[float]:
@@ -64,7 +82,7 @@ def _points(ax: Any, cells: Any, where: str, color: str) -> list[float]:
     return list(n)
 
 
-def _lines(ax: Any, curves: Any, where: str, color_of) -> list[float]:
+def _lines(ax: Any, curves: Any, where: str, color_of, style_of) -> list[float]:
     if not isinstance(curves, Mapping):
         raise ValueError(f"{where} must be a mapping")
     all_n: list[float] = []
@@ -72,7 +90,7 @@ def _lines(ax: Any, curves: Any, where: str, color_of) -> list[float]:
         n = as_array(get_key(c, "n", where), f"{where}[{name!r}]['n']")
         p = as_array(get_key(c, "p", where), f"{where}[{name!r}]['p']")
         same_length(f"{where}[{name!r}]", n=n, p=p)
-        style = {"productkey": "-o", "crosspolytope": "--", "pk_top1": ":"}.get(name, "-")
+        style = style_of(name)
         label = "product keys, top-1 exact" if name == "pk_top1" else str(name)
         ax.plot(n, positive(p), style, ms=2.5, color=color_of(name), lw=1.5, label=label)
         all_n.extend(n)
@@ -88,15 +106,17 @@ def plot_collision_beyond(data: Mapping[str, Any]) -> Figure:
     Returns:
         A figure with ``len(cosines) + 1`` panels.
     """
-    where = "collision_beyond"
+    where = FIGURE
     panels = get_key(data, "panels", where)
     topk = get_key(data, "topk", where)
     fig = new_figure(4.0 * (len(panels) + 1), 3.6)
     axes = fig.subplots(1, len(panels) + 1, squeeze=False)[0]
     for ax, (f, panel) in zip(axes, panels.items(), strict=False):
         w = f"{where}: panels[{f!r}]"
-        all_n = _lines(ax, get_key(panel, "exact", w), f"{w}['exact']", _family_color)
-        all_n += _points(ax, get_key(panel, "mc", w), f"{w}['mc']", _family_color("productkey"))
+        all_n = _lines(
+            ax, get_key(panel, "exact", w), f"{w}['exact']", _family_color, _family_curve
+        )
+        all_n += _points(ax, get_key(panel, "mc", w), f"{w}['mc']", _family_color(ProductKey.name))
         ax.set_yscale("log")
         log2_xaxis(ax, all_n)
         ax.set_title(f"cosine a = f = {f}")
@@ -111,9 +131,13 @@ def plot_collision_beyond(data: Mapping[str, Any]) -> Figure:
     def k_color(k: str) -> str:
         return CATEGORY_COLORS[ks.index(k) % len(CATEGORY_COLORS)] if k in ks else "0.3"
 
-    all_n = _lines(ax, get_key(topk, "exact_voronoi", w), f"{w}['exact_voronoi']", k_color)
+    all_n = _lines(
+        ax, get_key(topk, "exact_voronoi", w), f"{w}['exact_voronoi']", k_color, lambda _: "-"
+    )
     pk_top1 = {"pk_top1": get_key(topk, "exact_productkey_top1", w)}
-    all_n += _lines(ax, pk_top1, f"{w}['exact_productkey_top1']", lambda _: k_color("1"))
+    all_n += _lines(
+        ax, pk_top1, f"{w}['exact_productkey_top1']", lambda _: k_color("1"), lambda _: ":"
+    )
     for k, cells in get_key(topk, "mc_productkey", w).items():
         all_n += _points(ax, cells, f"{w}['mc_productkey'][{k!r}]", k_color(k))
     ax.set_yscale("log")

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from lshsim.hashing import MinHash, TokenID
 from lshsim.plots.style import (
     CATEGORY_COLORS,
     LEGEND_FONT,
@@ -139,10 +140,11 @@ def plot_sentence_cosine(data: Mapping[str, Any]) -> Figure:
 
 def _tokenid_minhash_points(ax: Any, data: Mapping[str, Any], f: np.ndarray, where: str) -> None:
     """Token-ID's and min-hash's Monte Carlo rates with 95% CI bars."""
-    for key, name, color, marker in (
-        ("tokenid", "Token-ID per token", CATEGORY_COLORS[0], "o"),
-        ("minhash", "min-hash", CATEGORY_COLORS[4], "s"),
+    for family, name, color, marker in (
+        (TokenID, "Token-ID per token", CATEGORY_COLORS[0], "o"),
+        (MinHash, "min-hash", CATEGORY_COLORS[4], "s"),
     ):
+        key = family.name
         block = get_key(data, key, where)
         w = f"{where}[{key!r}]"
         est = as_array(get_key(block, "estimate", w), f"{w}['estimate']")

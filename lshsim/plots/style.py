@@ -2,16 +2,18 @@
 
 Colours are consistent across figures: the overlap ``f`` always maps to the same colour of a
 truncated viridis map over ``f`` in [0.1, 0.9] (:func:`f_color`), and categories (families,
-dimensions, layers) take the colour-blind-safe :data:`CATEGORY_COLORS` in order. The data
-helpers raise :class:`KeyError` naming a missing key and the figure, and :class:`ValueError`
-for malformed values.
+dimensions, layers) take the colour-blind-safe :data:`CATEGORY_COLORS` in order. A figure that
+styles families by name keeps one table keyed by the family *classes* and reads it with
+:func:`family_style`, which names an unknown or unstyled family. The data helpers raise
+:class:`KeyError` naming a missing key and the figure, and :class:`ValueError` for malformed
+values.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from matplotlib import colormaps
@@ -39,6 +41,31 @@ CATEGORY_COLORS = (
 )
 #: Font size of legends.
 LEGEND_FONT = "small"
+
+_T = TypeVar("_T")
+
+
+def family_style(table: Mapping[type, _T], family: str, figure: str) -> _T:
+    """A family's entry in a figure's style table, which is keyed by family class.
+
+    Args:
+        table: ``{family class: style}`` (:class:`lshsim.hashing.HashFamily` subclasses).
+        family: a registered family name (a key of :data:`lshsim.hashing.FAMILIES`).
+        figure: the figure's name, for the error.
+
+    Raises:
+        ValueError: ``family`` is not registered, or the figure has no style for its class.
+    """
+    from lshsim.hashing import FAMILIES
+
+    cls = FAMILIES.get(family) if isinstance(family, str) else None
+    if cls is None or cls not in table:
+        styled = ", ".join(getattr(c, "name", repr(c)) for c in table)
+        raise ValueError(
+            f"{figure}: no style for family {family!r} (styled: {styled}); add its class "
+            "to the figure's style table"
+        )
+    return table[cls]
 
 
 def f_color(f: float | str) -> tuple[float, float, float, float]:
