@@ -30,7 +30,7 @@ import numba
 import numpy as np
 
 from lshsim.bench.timing import interleaved, row, speedup_row
-from lshsim.hashing import make_family
+from lshsim.hashing import MinHash, SimHash, Voronoi, make_family
 from lshsim.hashing.base import TILE_ENTRIES
 from lshsim.hashing.hyperplane import simhash_codes
 from lshsim.testing import reference  # the exact Python-int min-hash of the kernel tests
@@ -370,9 +370,9 @@ def minhash_case(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
-#: Case name -> function(quick) -> result rows.
+#: Case name (the family benchmarked) -> function(quick) -> result rows.
 CASES: dict[str, Callable[[bool], list[dict[str, Any]]]] = {
-    "simhash": simhash_case,
-    "voronoi": voronoi_case,
-    "minhash": minhash_case,
+    SimHash.name: simhash_case,
+    Voronoi.name: voronoi_case,
+    MinHash.name: minhash_case,
 }

@@ -48,9 +48,9 @@ from lshsim.hashing import make_family
 from lshsim.hashing.spherical import (
     CrossPolytope,
     Voronoi,
-    _lazy_sample,
     fwht_columns,
     hadamard_crosspolytope,
+    lazy_sample,
 )
 from lshsim.testing import reference  # the float64 Hadamard reference of the kernel tests
 
@@ -247,7 +247,7 @@ def _steps_table(signed: bool) -> dict[str, float]:
     for n in (4096, 2**20, 2**30):
         for a in (0.0, 0.5, 0.9, 0.99):
             cols = n // 2 if signed else n
-            steps = _lazy_sample(cols, np.full(2000, a), np.random.default_rng(1), signed)[1]
+            steps = lazy_sample(cols, np.full(2000, a), np.random.default_rng(1), signed)[1]
             out[f"n={n} a={a}"] = float(steps.mean())
     return out
 
@@ -259,10 +259,8 @@ def voronoi_reduced(quick: bool) -> list[dict]:
     check_trials = 4000 if quick else 20000
     cos = np.random.default_rng(7).uniform(0.8, 0.99, trials)
     out = []
-    for family, cls, signed in (
-        ("voronoi", Voronoi, False),
-        ("crosspolytope", CrossPolytope, True),
-    ):
+    for cls, signed in ((Voronoi, False), (CrossPolytope, True)):
+        family = cls.name
         cols = n // 2 if signed else n
         fns = {
             "ours": lambda cls=cls: cls.sample_reduced(n, cos, np.random.default_rng(2024)),
@@ -307,7 +305,7 @@ def voronoi_exact(quick: bool) -> list[dict]:
     cosines = (-0.5, 0.0, 0.3, 0.8, 0.99, 0.999)
     rounds = 3 if quick else 9
     out = []
-    for family in ("voronoi", "crosspolytope"):
+    for family in (Voronoi.name, CrossPolytope.name):
         t = interleaved(
             {
                 "ours": lambda f=family: [

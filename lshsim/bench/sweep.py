@@ -21,6 +21,7 @@ from typing import Any
 from lshsim.bench.machine import loadavg, machine_info
 from lshsim.bench.report import emit, log, positive
 from lshsim.bench.timing import interleaved, speedup_row
+from lshsim.hashing import Voronoi
 
 
 def bench_spec(cells: int, samples: int) -> dict:
@@ -34,7 +35,7 @@ def bench_spec(cells: int, samples: int) -> dict:
         A SPEC dict.
     """
     cosines = [round(0.05 + 0.9 * i / max(cells - 1, 1), 6) for i in range(cells)]
-    grid = {"command": "simulate", "family": ["voronoi"], "buckets": [256], "cosine": cosines}
+    grid = {"command": "simulate", "family": [Voronoi.name], "buckets": [256], "cosine": cosines}
     return {"seed": 0, "grids": [{**grid, "samples": [samples], "dim": [64]}]}
 
 
