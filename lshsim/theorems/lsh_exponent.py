@@ -22,9 +22,10 @@ from collections.abc import Callable
 import numpy as np
 
 from lshsim import theory
+from lshsim.hashing import CrossPolytope, PStable, SimHash, Voronoi
+from lshsim.laws import spherical as spherical_theory
 from lshsim.theorems.claim_types import Claim, Mutation, replacing
 from lshsim.theory import amplification
-from lshsim.laws import spherical as spherical_theory
 
 __all__ = [
     "CLAIMS_LSH",
@@ -46,7 +47,7 @@ H1_POINTS = 2**20
 H1_FAR = 0.0
 H1_MAX_CONCAT = 64
 #: the families compared, and the n each may use (SimHash: k one-bit hashes = k-bit codes)
-H1_FAMILIES = {"simhash": (2,), "voronoi": H1_BUCKETS, "crosspolytope": H1_BUCKETS}
+H1_FAMILIES = {SimHash.name: (2,), Voronoi.name: H1_BUCKETS, CrossPolytope.name: H1_BUCKETS}
 #: SimHash is best where the budget is below H1_SMALL_BUDGET and the cosine at least H1_CLOSE
 H1_SMALL_BUDGET = 2.0**8
 H1_CLOSE = 0.7
@@ -58,7 +59,8 @@ H1_SIMHASH_RATIO = 1.02
 
 def h1_expected_winner(cosine: float, budget: float) -> str:
     """The best family that claim T1.h1 states at grid point ``(cosine, budget)``."""
-    return "simhash" if budget < H1_SMALL_BUDGET and cosine >= H1_CLOSE else "crosspolytope"
+    close_and_cheap = budget < H1_SMALL_BUDGET and cosine >= H1_CLOSE
+    return SimHash.name if close_and_cheap else CrossPolytope.name
 
 
 def _check_h1() -> tuple[bool, dict]:
@@ -77,7 +79,7 @@ def _check_h1() -> tuple[bool, dict]:
     with np.errstate(divide="ignore", invalid="ignore"):
         vs_voronoi = miss["crosspolytope"] / miss["voronoi"]
         vs_simhash = miss["crosspolytope"] / miss["simhash"]
-    claimed_cp = np.array([[w == "crosspolytope" for w in row] for row in expected])
+    claimed_cp = np.array([[w == CrossPolytope.name for w in row] for row in expected])
     mismatches = sum(
         w != e
         for rw, re in zip(winners, expected, strict=True)
@@ -104,7 +106,7 @@ def _check_h1() -> tuple[bool, dict]:
 def _cp_cost_doubled(original: Callable) -> Callable:
     def hash_cost(family, n, **kwargs):
         cost = original(family, n, **kwargs)
-        return 2.0 * cost if family == "crosspolytope" else cost
+        return 2.0 * cost if family == CrossPolytope.name else cost
 
     return hash_cost
 
@@ -113,9 +115,9 @@ def _cp_cost_doubled(original: Callable) -> Callable:
 
 #: the grid of claim T1.h2 (n per family, near cosines) and its tolerances
 H2_BUCKETS = {
-    "simhash": (2, 2**4, 2**10, 2**20, 2**40),
-    "voronoi": (2, 3, 7, 2**20),
-    "crosspolytope": (2, 4, 10, 2**20),
+    SimHash.name: (2, 2**4, 2**10, 2**20, 2**40),
+    Voronoi.name: (2, 3, 7, 2**20),
+    CrossPolytope.name: (2, 4, 10, 2**20),
 }
 H2_PSTABLE_BUCKETS = (2, 2**10, 2**20)
 H2_COSINES = (0.1, 0.5, 0.999)
@@ -147,7 +149,7 @@ def _check_h2() -> tuple[bool, dict]:
         "tolerance": H2_TOL,
         "pstable rho_lsh / rho (min, max)": [min(ratios), max(ratios)],
         "pstable max |rho_lsh/rho * ln(1/P(n,0))/ln n - 1|": worst_identity,
-        "n": {f: list(ns) for f, ns in {**H2_BUCKETS, "pstable": H2_PSTABLE_BUCKETS}.items()},
+        "n": {f: list(ns) for f, ns in {**H2_BUCKETS, PStable.name: H2_PSTABLE_BUCKETS}.items()},
         "cosines": list(H2_COSINES),
     }
 

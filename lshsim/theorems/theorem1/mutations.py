@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from lshsim.hashing import SimHash
 from lshsim.theorems.claim_types import Mutation, replacing
 
 _SPHERICAL = "lshsim.laws.spherical"
@@ -38,7 +39,7 @@ def _argmin_hash(original):
 def _simhash_extra_bit(original):
     def log_probability(family, n, cosine, **kw):
         log_p = original(family, n, cosine, **kw)
-        if family != "simhash":
+        if family != SimHash.name:
             return log_p
         k = int(n).bit_length() - 1
         return log_p * (k + 1) / k  # k + 1 independent sign bits instead of k

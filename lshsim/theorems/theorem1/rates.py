@@ -18,6 +18,7 @@ from scipy import integrate, optimize
 from scipy.special import log_ndtr
 
 from lshsim import theory
+from lshsim.hashing import CrossPolytope, Voronoi
 
 #: SimHash ratio bounds: rho_sh(f) / sqrt(1 - f) lies in [SIMHASH_LO, 1]
 SIMHASH_LO = math.sqrt(2.0) / (math.pi * math.log(2.0))
@@ -105,8 +106,8 @@ def check_d1(quick: bool = False):
     """T1.d1: rho(n, f) - (1 - f)/(1 + f) >= 0 for Voronoi and cross-polytope."""
     ns, fs = (D1_NS[::3], D1_FS[::2]) if quick else (D1_NS, D1_FS)
     worst, arg, count = math.inf, None, 0
-    for family, n, f in itertools.product(("voronoi", "crosspolytope"), ns, fs):
-        if family == "crosspolytope" and n % 2:
+    for family, n, f in itertools.product((Voronoi.name, CrossPolytope.name), ns, fs):
+        if family == CrossPolytope.name and n % 2:
             continue
         gap = theory.rho(family, n, f) - (1 - f) / (1 + f)
         count += 1
