@@ -22,6 +22,7 @@ import math
 from typing import Any
 
 from lshsim._validate import check_float, check_int
+from lshsim.hashing import CrossPolytope, SimHash
 
 #: Sentinel ids (``<extra_id_0>`` ... ``<extra_id_99>``) that follow the real pieces.
 NUM_SENTINELS = 100
@@ -174,8 +175,8 @@ LOOKUPS = ("none", "tokenid", "softmax", "lsh", "productkey", "ngram")
 #: The :mod:`lshsim.hashing` family ``(name, parameters)`` of each ``lsh_family``: the model
 #: draws its LSH matrix from it and buckets by its rule (``HashFamily.buckets_from_scores``).
 LSH_HASH_FAMILIES = {
-    "simhash": ("simhash", {}),
-    "crosspolytope": ("crosspolytope", {"rotation": "gaussian"}),
+    cls.name: (cls.name, params)
+    for cls, params in ((SimHash, {}), (CrossPolytope, {"rotation": "gaussian"}))
 }
 LSH_FAMILIES = tuple(LSH_HASH_FAMILIES)
 COLLAPSES = ("wide", "sum")

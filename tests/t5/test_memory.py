@@ -20,7 +20,7 @@ from flax.core.meta import unbox  # noqa: E402  (module.init boxes logical axis 
 
 from lshsim.hashing import make_family  # noqa: E402
 from lshsim.t5 import memory  # noqa: E402
-from lshsim.t5.configs import CONFIGS, TABLE3_ALTUP, get_config  # noqa: E402
+from lshsim.t5.configs import CONFIGS, LSH_FAMILIES, TABLE3_ALTUP, get_config  # noqa: E402
 from lshsim.t5.model import T5, init_params  # noqa: E402
 from lshsim.t5.params import count_params  # noqa: E402
 
@@ -304,7 +304,7 @@ def test_ragged_and_gather_experts_train_alike():
     )
 
 
-@pytest.mark.parametrize("family", ["simhash", "crosspolytope"])
+@pytest.mark.parametrize("family", LSH_FAMILIES)
 def test_lsh_lookup_gives_the_hash_familys_ids_for_the_same_seed(family):
     """The model's LSH buckets are lshsim.hashing's, drawn from SeedSequence([seed, stack, i])."""
     cfg = M2.replace(lookup="lsh", buckets=32, lsh_family=family, lookup_seed=11)
