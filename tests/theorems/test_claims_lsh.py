@@ -82,7 +82,7 @@ def test_h1(i, j):
 
 @settings(max_examples=12, deadline=None)
 @given(
-    config=st.sampled_from(["simhash", "voronoi", "crosspolytope", "pstable"]).flatmap(
+    config=st.sampled_from(tuple(theory.COSINE_FAMILIES)).flatmap(
         lambda f: st.tuples(st.just(f), lst.bucket_counts(f, max_log2=24))
     ),
     a=st.floats(0.01, 1.0),

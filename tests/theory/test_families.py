@@ -15,7 +15,7 @@ from lshsim import theory
 
 @settings(max_examples=12)
 @given(
-    family=st.sampled_from(["simhash", "voronoi", "crosspolytope"]),
+    family=st.sampled_from(tuple(theory.COSINE_FAMILIES)),
     log2n=st.integers(1, 12),
     cosines=st.lists(st.floats(-0.9, 1.0), min_size=1, max_size=6),
 )

@@ -24,8 +24,8 @@ from scipy import integrate
 from scipy.special import ndtr
 
 from lshsim import theory
-from lshsim.theorems import strategies as lst
 from lshsim.laws import spherical as spherical_theory
+from lshsim.theorems import strategies as lst
 
 SPHERICAL = ("voronoi", "crosspolytope")
 #: n of 2..2^24, every family
@@ -109,7 +109,7 @@ def test_monotone_in_cosine(config, a1, a2):
 
 @settings(max_examples=30)
 @given(
-    st.sampled_from(("simhash", "pstable", "voronoi", "crosspolytope")).flatmap(
+    st.sampled_from(tuple(theory.COSINE_FAMILIES)).flatmap(
         lambda f: st.tuples(
             st.just(f),
             lst.bucket_counts(f, max_log2=MAX_LOG2),

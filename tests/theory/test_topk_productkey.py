@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from lshsim import theory
-from lshsim.testing.reference import topk_overlap_grid
 from lshsim.laws.topk import topk_quadrature
+from lshsim.testing.reference import topk_overlap_grid
 
 
 def test_productkey_is_the_product_of_two_voronoi_laws():
