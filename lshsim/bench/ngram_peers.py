@@ -70,9 +70,9 @@ def engram_case(quick: bool) -> list[dict[str, Any]]:
     )
     t = interleaved(
         {
-            "engram": lambda: h2.hash(x, LAYER),
-            "ngram": lambda: fam.hash(x),
-            "numpy": lambda: ref2.get_ngram_hashes(x, LAYER),
+            "engram_hash": lambda: h2.hash(x, LAYER),
+            "ngram_family": lambda: fam.hash(x),
+            "numpy_port": lambda: ref2.get_ngram_hashes(x, LAYER),
         },
         rounds=rounds,
         warmup=2,
@@ -82,7 +82,7 @@ def engram_case(quick: bool) -> list[dict[str, Any]]:
     rows.append(
         speedup_row(
             f"engram N=2 H=8 {size}: EngramHash.hash",
-            t, "engram", "numpy", goal=2.0, peer=peer,
+            t, "engram_hash", "numpy_port", goal=2.0, peer=peer,
             ours="EngramHash.hash: one Numba pass, Barrett floor mod (bit-identical)",
             checks={"bit-identical to the port": same2},
             loadavg_before=load0, loadavg_after=loadavg(),
@@ -91,7 +91,7 @@ def engram_case(quick: bool) -> list[dict[str, Any]]:
     rows.append(
         speedup_row(
             f"ngram family N=2 H=8 {size} (a different hash; speed only)",
-            t, "ngram", "numpy", goal=2.0, peer=peer,
+            t, "ngram_family", "numpy_port", goal=2.0, peer=peer,
             ours="NGram(ngram=2, heads=8).hash: per-head multiply-XOR + fmix32, uint32 % m_h",
             checks={"equal to its NumPy form ngram_hash": fam_same},
             loadavg_before=load0, loadavg_after=loadavg(),
@@ -101,14 +101,17 @@ def engram_case(quick: bool) -> list[dict[str, Any]]:
     h3, ref3 = _engram_pair(3)
     same3 = bool(np.array_equal(h3.hash(x, LAYER), ref3.get_ngram_hashes(x, LAYER)))
     t3 = interleaved(
-        {"engram": lambda: h3.hash(x, LAYER), "numpy": lambda: ref3.get_ngram_hashes(x, LAYER)},
+        {
+            "engram_hash": lambda: h3.hash(x, LAYER),
+            "numpy_port": lambda: ref3.get_ngram_hashes(x, LAYER),
+        },
         rounds=rounds,
         warmup=2,
     )
     rows.append(
         speedup_row(
             f"engram N=3 H=8 (deployed) {size}: EngramHash.hash",
-            t3, "engram", "numpy", goal=2.0, peer=peer,
+            t3, "engram_hash", "numpy_port", goal=2.0, peer=peer,
             ours="EngramHash.hash: one Numba pass, orders 2 and 3, 16 heads (bit-identical)",
             checks={"bit-identical to the port": same3},
             loadavg_before=load1, loadavg_after=loadavg(),
@@ -118,7 +121,7 @@ def engram_case(quick: bool) -> list[dict[str, Any]]:
 
 
 #: Case name -> ``fn(quick) -> rows`` (the shape of :mod:`lshsim.bench.peers`' case modules).
-CASES: dict[str, Callable[[bool], list[dict[str, Any]]]] = {"engram": engram_case}
+CASES: dict[str, Callable[[bool], list[dict[str, Any]]]] = {"engram_hash": engram_case}
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
