@@ -46,6 +46,7 @@ import numpy as np
 
 from lshsim._validate import as_token_ids, check_buckets, check_int
 from lshsim.hashing.base import HashFamily, OverlapLaw, Param
+from lshsim.hashing.engram import _umulhi
 from lshsim.laws.ngram import (
     MAX_HEADS,
     MAX_NGRAM,
@@ -104,7 +105,10 @@ def ngram_kernel(tokens, mult, salt, moduli, out):  # pragma: no cover - jit
     """
     m, length = tokens.shape
     rows, heads, order = mult.shape
-    mods = moduli.astype(np.uint32)  # < 2^32: a 32-bit division, cheaper than a 64-bit one
+    # v mod m_h without a division (Lemire's fastmod, exact for 32-bit v and m_h): with
+    # c = floor((2^64 - 1) / m_h) + 1, v mod m_h = high64((c v mod 2^64) m_h)
+    mods = moduli.astype(np.uint64)
+    magic = (np.uint64(0xFFFFFFFFFFFFFFFF) // mods) + np.uint64(1)
     for i in range(m):
         r = i if rows > 1 else 0
         for t in range(length - order + 1):
@@ -113,7 +117,7 @@ def ngram_kernel(tokens, mult, salt, moduli, out):  # pragma: no cover - jit
                 for j in range(order):
                     x = np.uint64(tokens[i, t + order - 1 - j])
                     v ^= (np.uint64(mult[r, h, j]) * x) & _MASK
-                out[i, t, h] = np.int64(np.uint32(_fmix32(v)) % mods[h])
+                out[i, t, h] = np.int64(_umulhi(magic[h] * _fmix32(v), mods[h]))
 
 
 def ngram_hash(tokens, multipliers, salts, moduli, *, xp=np, pad_id: int | None = None):
