@@ -1,0 +1,169 @@
+"""Fine-tuning runs: the synthetic keyword task, resume equality, mixtures, the CLI's errors."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from lshsim.cli.main import main  # noqa: E402
+from lshsim.t5 import checkpoint as ckpt  # noqa: E402
+from lshsim.t5.finetune.run import finetune  # noqa: E402
+from lshsim.t5.loop import train  # noqa: E402
+from tests.t5.finetune import formats  # noqa: E402
+
+WORDS = "file list value function module return object class string number data name".split()
+
+
+def keyword_sst2(n: int, seed: int) -> str:
+    """SST-2-format rows whose label is decided by one keyword: "good" 1, "bad" 0."""
+    rng = random.Random(seed)
+    rows = ["sentence\tlabel"]
+    for _ in range(n):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(3, 7))]
+        label = rng.randint(0, 1)
+        words.insert(rng.randint(0, len(words)), "good" if label else "bad")
+        rows.append(f"{' '.join(words)}\t{label}")
+    return "\n".join(rows) + "\n"
+
+
+@pytest.fixture(scope="module")
+def pretrained(micro, small_corpus, tmp_path_factory):
+    """A micro model pretrained for 2 steps (the run folder a user would fine-tune)."""
+    out = tmp_path_factory.mktemp("pre") / "run"
+    train(micro, out, steps=2, corpus=[small_corpus], learning_rate=0.1, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def keyword(tmp_path_factory):
+    root = tmp_path_factory.mktemp("kw")
+    return formats.write_glue(root, "sst2", train=keyword_sst2(400, 0), dev=keyword_sst2(64, 1))
+
+
+def test_keyword_task_reaches_90_percent(pretrained, keyword, tmp_path):
+    """A SST-2-format task decided by a keyword: >= 90% dev accuracy (greedy decoding, label
+    words mapped back) within 300 steps and 60 s. Learning rate 1e-2 (the paper's 1e-3 needs
+    more steps on a 2-step-pretrained micro model)."""
+    t0 = time.perf_counter()
+    res = finetune(
+        pretrained,
+        "sst2",
+        keyword,
+        tmp_path / "ft",
+        steps=120,
+        batch_size=16,
+        learning_rate=1e-2,
+        eval_every=120,
+        log_every=40,
+    )
+    wall = time.perf_counter() - t0
+    acc = res["dev"]["sst2"]["accuracy"]
+    print(
+        f"keyword task: dev accuracy {acc:.1f}% after {res['step']} steps, {wall:.1f} s "
+        f"(steps {res['seconds']:.1f} s)"
+    )
+    assert acc >= 90.0
+    assert wall < 60.0
+    dev = [r for r in ckpt.read_metrics(tmp_path / "ft") if r["split"] == "dev"]
+    assert dev == [{"step": 120, "split": "dev", "task": "sst2", "accuracy": acc, "score": acc}]
+    run = json.loads((tmp_path / "ft" / ckpt.RUN_FILE).read_text())
+    assert run["config"]["dropout_rate"] == 0.1
+    assert run["train"]["kind"] == "finetune" and run["train"]["pretrained_step"] == 2
+
+
+def test_resume_equals_uninterrupted(pretrained, keyword, tmp_path):
+    """2 steps, then resumed to 4: the same losses, dev metrics and parameters as 4 at once."""
+    kw = dict(batch_size=4, eval_every=4, checkpoint_every=2, eval_examples=8)
+    whole = finetune(pretrained, "sst2", keyword, tmp_path / "a", steps=4, **kw)
+    finetune(pretrained, "sst2", keyword, tmp_path / "b", steps=2, **kw)
+    with pytest.raises(ValueError, match="already holds a run; pass --resume"):
+        finetune(pretrained, "sst2", keyword, tmp_path / "b", steps=4, **kw)
+    with pytest.raises(ValueError, match=r"batch_size: the run in .* used 4"):
+        finetune(None, "sst2", None, tmp_path / "b", steps=4, resume=True, batch_size=8)
+    resumed = finetune(None, "sst2", None, tmp_path / "b", steps=4, resume=True, **kw)
+    assert resumed["dev"] == whole["dev"]
+    a, b = ckpt.read_metrics(tmp_path / "a"), ckpt.read_metrics(tmp_path / "b")
+    assert [r for r in a if r["split"] == "train"] == [r for r in b if r["split"] == "train"]
+    assert [r for r in a if r["step"] == 4] == [r for r in b if r["step"] == 4]
+    leaves = [
+        jax.tree_util.tree_leaves(
+            ckpt.restore(m, jax.eval_shape(lambda m=m: _state(m)), 4)["params"]
+        )
+        for m in (_manager(tmp_path / "a"), _manager(tmp_path / "b"))
+    ]
+    assert all((x == y).all() for x, y in zip(*leaves, strict=True))
+
+
+def _manager(out):
+    return ckpt.manager(out, read_only=True)
+
+
+def _state(mngr):
+    from lshsim.t5.finetune.run import _abstract, finetune_optimizer
+
+    config, _ = ckpt.read_run(ckpt.Path(mngr.directory).parent)
+    return _abstract(config, finetune_optimizer(1e-3))
+
+
+def test_glue_mixture_via_cli(pretrained, tmp_path, capsys):
+    """``lshsim finetune --task glue``: every dev split scored, MNLI m/mm, the GLUE average."""
+    data = formats.write_all(tmp_path / "data")
+    argv = ["finetune", "--run", str(pretrained), "--task", "glue", "--data", str(data)]
+    argv += ["--out", str(tmp_path / "ft"), "--steps", "2", "--batch", "4", "--json"]
+    assert main(argv) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert set(res["dev"]) == {
+        "cola",
+        "sst2",
+        "mrpc",
+        "qqp",
+        "stsb",
+        "mnli_matched",
+        "mnli_mismatched",
+        "qnli",
+        "rte",
+    }
+    assert set(res["dev"]["stsb"]) == {"pearson_corrcoef", "spearman_corrcoef", "score"}
+    assert set(res["averages"]) == {"glue_average"}
+    dev = {r["task"] for r in ckpt.read_metrics(tmp_path / "ft") if r["split"] == "dev"}
+    assert dev == set(res["dev"]) | {"glue_average"}
+
+
+@pytest.mark.parametrize(
+    ("train_text", "message"),
+    [
+        ("sentence\tlab\nfine\t1\n", "missing column 'label'"),
+        ("sentence\tlabel\nfine\tgreat\n", "unknown label 'great'"),
+        ("", "empty file"),
+    ],
+)
+def test_cli_bad_data_one_line(pretrained, tmp_path, capsys, train_text, message):
+    data = formats.write_glue(tmp_path, "sst2", train=train_text)
+    argv = ["finetune", "--run", str(pretrained), "--task", "sst2", "--data", str(data)]
+    assert main([*argv, "--out", str(tmp_path / "ft"), "--steps", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("lshsim: error: data: ") and message in err
+    assert not (tmp_path / "ft").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--task", "glu", "--run", "{run}", "--data", "{tmp}"], "unknown task 'glu'"),
+        (["--task", "sst2", "--run", "{tmp}/none", "--data", "{tmp}"], "--run: "),
+        (["--task", "sst2", "--data", "{tmp}"], "needs both"),
+        (["--task", "sst2", "--out", "{tmp}/nothing", "--resume"], "--out: "),
+    ],
+)
+def test_cli_bad_options_one_line(pretrained, tmp_path, capsys, args, message):
+    argv = [a.format(run=pretrained, tmp=tmp_path) for a in args]
+    if "--out" not in argv:
+        argv += ["--out", str(tmp_path / "ft")]
+    assert main(["finetune", *argv, "--steps", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
