@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -221,6 +222,17 @@ def _spm_model() -> bytes:
     return m.SerializeToString()
 
 
+def test_sentencepiece_texts_takes_bytes_a_path_or_a_tokenizer(tmp_path):
+    """The model as serialized bytes, a .model file, or an object with ``model_proto``."""
+    proto = _spm_model()
+    path = tmp_path / "m.model"
+    path.write_bytes(proto)
+    want = sentencepiece_texts(proto)
+    assert sentencepiece_texts(path) == want
+    assert sentencepiece_texts(SimpleNamespace(model_proto=proto)) == want
+    assert len(want[0]) == 14 + 256
+
+
 def test_compress_table_from_a_sentencepiece_vocabulary():
     """Accents, case and NFKC forms merge; specials keep their own ids; a non-ASCII byte piece
     (decoded to U+FFFD) keys on its raw piece; an ASCII byte piece merges with its letter.
@@ -297,6 +309,21 @@ def test_law_against_monte_carlo(order, n, heads, overlap, length, vocab):
     for t in range(min(order, length)):
         p_t = engram_probability(order, primes, overlap, length, vocab=vocab, position=t)
         assert _inside(float((padded[:, t] == heads).mean()), p_t, pairs), t
+
+
+def test_family_laws_and_histogram():
+    """The family's overlap law and details come from lshsim.laws.engram; pair_collisions is
+    the histogram of head_hits under the same draws."""
+    law = Engram.overlap_law(3, 0.5, dim=16, length=12, vocab=1000, cosines=1, seed=0, heads=3)
+    assert law.probability == engram_probability(2, [3, 5, 7], 0.5, 12)
+    details = Engram.overlap_details(3, 0.5, 12, heads=3)
+    assert details["primes"] == [3, 5, 7] and details["probability"] == law.probability
+    assert sum(details["heads_law"]) == pytest.approx(1.0)
+    rng = np.random.default_rng(1)
+    sp = sentence_pairs(50, 0.5, length=12, vocab=1000, rng=rng, embed=False)
+    hist = Engram.pair_collisions(3, sp.tokens1, sp.tokens2, np.random.default_rng(4), heads=3)
+    hits = Engram.head_hits(3, sp.tokens1, sp.tokens2, np.random.default_rng(4), heads=3)
+    np.testing.assert_array_equal(hist, np.bincount(hits.ravel(), minlength=4))
 
 
 def test_law_structure():
