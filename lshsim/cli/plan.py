@@ -88,6 +88,12 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--max-devices", type=int, default=64, metavar="N", help="--minimal's limit (64)"
     )
+    p.add_argument(
+        "--finetune",
+        choices=["glue", "super_glue", "squad"],
+        help="plan the fine-tuning step: dropout 0.1, batch 256 and T5's lengths for the "
+        "benchmark (512/84, 512/62, 512/97) unless given",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_plan)
     _PARSER = p
@@ -170,6 +176,10 @@ def run_plan(args: argparse.Namespace) -> int:
         The exit status: 0, or 1 when ``--minimal`` finds no mesh that fits.
     """
     config = config_from_args(args)
+    if args.finetune:
+        from lshsim.t5.finetune.plan import finetune_step
+
+        config = finetune_step(config, args)
     batch = config.batch_size if args.batch is None else args.batch
     data, model = _check(args, batch)
     status = _ensure_devices(args, args.max_devices if args.minimal else data * model)
