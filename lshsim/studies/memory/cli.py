@@ -141,6 +141,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="train this many steps instead of the variant's (runs are keyed by it; give a "
         "separate --json, whose folder also gets the figures)",
     )
+    ap.add_argument(
+        "--finetune",
+        metavar="TASK",
+        help="chain each pretraining run with fine-tuning on TASK (a `lshsim finetune` task, "
+        "glue or super_glue; see lshsim.studies.memory.finetune); --dry-run prints the chains",
+    )
+    ap.add_argument("--finetune-data", type=Path, metavar="DIR", help="TASK's data folder")
+    ap.add_argument(
+        "--finetune-steps", type=int, metavar="N", help="fine-tuning steps (real 50000, smoke 100)"
+    )
+    ap.add_argument(
+        "--finetune-batch", type=int, metavar="B", help="fine-tuning batch (real 256, smoke 16)"
+    )
     add_launch_flags(ap)
     return ap
 
@@ -211,6 +224,15 @@ def run(argv: Sequence[str] | None = None) -> tuple[dict[str, Any], int]:
     specs = _plans(args)
     doc = load_doc(args.json)
     status = 0
+    if args.finetune:
+        from lshsim.studies.memory import finetune as ft
+
+        jobs = ft.chains_from_args(args, specs, _out(args, ap))
+        if args.dry_run and args.launcher != "slurm":
+            print(ft.format_chain(jobs, set(ft.load_rows(ft.finetune_json(args.json)))))
+            return {"chains": [j.key for j in jobs]}, 0
+        rows, report = ft.launch_chains(jobs, launcher, args.json)
+        return {"finetune": rows}, int(bool(report.failed))
     if args.dry_run and args.launcher == "slurm":
         out = _out(args, ap)
         return {"runs": _slurm_dry_run(launcher, specs, doc, out, args.train_args)}, 0

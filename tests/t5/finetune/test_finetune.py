@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 import time
 
 import pytest
@@ -13,36 +12,7 @@ jax = pytest.importorskip("jax")
 from lshsim.cli.main import main  # noqa: E402
 from lshsim.t5 import checkpoint as ckpt  # noqa: E402
 from lshsim.t5.finetune.run import finetune  # noqa: E402
-from lshsim.t5.loop import train  # noqa: E402
 from tests.t5.finetune import formats  # noqa: E402
-
-WORDS = "file list value function module return object class string number data name".split()
-
-
-def keyword_sst2(n: int, seed: int) -> str:
-    """SST-2-format rows whose label is decided by one keyword: "good" 1, "bad" 0."""
-    rng = random.Random(seed)
-    rows = ["sentence\tlabel"]
-    for _ in range(n):
-        words = [rng.choice(WORDS) for _ in range(rng.randint(3, 7))]
-        label = rng.randint(0, 1)
-        words.insert(rng.randint(0, len(words)), "good" if label else "bad")
-        rows.append(f"{' '.join(words)}\t{label}")
-    return "\n".join(rows) + "\n"
-
-
-@pytest.fixture(scope="module")
-def pretrained(micro, small_corpus, tmp_path_factory):
-    """A micro model pretrained for 2 steps (the run folder a user would fine-tune)."""
-    out = tmp_path_factory.mktemp("pre") / "run"
-    train(micro, out, steps=2, corpus=[small_corpus], learning_rate=0.1, progress=False)
-    return out
-
-
-@pytest.fixture(scope="module")
-def keyword(tmp_path_factory):
-    root = tmp_path_factory.mktemp("kw")
-    return formats.write_glue(root, "sst2", train=keyword_sst2(400, 0), dev=keyword_sst2(64, 1))
 
 
 def test_keyword_task_reaches_90_percent(pretrained, keyword, tmp_path):
