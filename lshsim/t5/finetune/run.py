@@ -295,111 +295,42 @@ def finetune(
     from lshsim.t5 import NonFiniteLossError
     from lshsim.t5.data.tokenizer import Tokenizer
     from lshsim.t5.finetune.decode import make_greedy_decoder
-    from lshsim.t5.loop import restore_run
     from lshsim.t5.steps import make_train_step
 
     steps = check_int("steps", steps, 1)
     log_every = check_int("log_every", log_every, 1)
     out = Path(out)
-    names = task_names(task)
-    given = {
-        "task": task,
-        "batch_size": None if batch_size is None else check_int("batch", batch_size, 1),
-        "learning_rate": None
-        if learning_rate is None
-        else check_float("learning_rate", learning_rate, 0.0, math.inf, lo_open=True),
-        "dropout": None
-        if dropout is None
-        else check_float("dropout", dropout, 0.0, 1.0, hi_open=True),
-        "seed": None if seed is None else check_int("seed", seed, 0),
-        "cap": None if cap is None else check_int("cap", cap, 1),
-        "eval_examples": None
-        if eval_examples is None
-        else check_int("eval_examples", eval_examples, 1),
-    }
-    recorded = _given_options(out, resume, given)
-    if recorded is not None:
-        opts = FinetuneOptions(
-            **{
-                k: v
-                for k, v in recorded.items()
-                if k in {f.name for f in dataclasses.fields(FinetuneOptions)}
-            }
-        )
-        if data is not None:
-            opts = dataclasses.replace(opts, data=str(Path(data).absolute()))
-        if keep_checkpoints is not None:
-            opts = dataclasses.replace(opts, keep_checkpoints=keep_checkpoints)
-    else:
-        if run is None or data is None:
-            raise ValueError("run, data: a new fine-tuning run needs --run and --data")
-        opts = None
-    data_dir = str(Path(data).absolute()) if data is not None else opts.data
-    train_ex, evals = _load(names, data_dir)  # bad data fails here, before any model
-    if opts is None:
-        run = Path(run)
-        config, _ = ckpt.read_run(run)  # not a run directory: one line, before restoring
-        kw = {k: v for k, v in given.items() if v is not None and k != "task"}
-        opts = FinetuneOptions(
-            task=task, data=data_dir, pretrained=str(run.absolute()), pretrained_step=-1, **kw
-        )
-        if keep_checkpoints is not None:
-            opts = dataclasses.replace(opts, keep_checkpoints=keep_checkpoints)
-    check_int("keep_checkpoints", opts.keep_checkpoints, 2)
-    tok_src = (out if recorded else Path(opts.pretrained)) / ckpt.TOKENIZER_FILE
-    tok = Tokenizer.load(tok_src)
-    in_len, tg_len, enc_in, enc_tg = _lengths(
+    given = _checked(
+        task=task,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        dropout=dropout,
+        seed=seed,
+        cap=cap,
+        eval_examples=eval_examples,
+    )
+    opts, recorded, train_ex, evals = _settle(out, resume, given, run, data, keep_checkpoints)
+    tok = Tokenizer.load((out if recorded else Path(opts.pretrained)) / ckpt.TOKENIZER_FILE)
+    opts, enc_train, enc_eval = _encode(
         tok,
         train_ex,
         evals,
+        opts,
         input_length or opts.input_length,
         target_length or opts.target_length,
     )
-    in_len = check_int("input_length", in_len, 2)
-    tg_len = check_int("target_length", tg_len, 2)
-    opts = dataclasses.replace(opts, input_length=in_len, target_length=tg_len)
-    eos = tok.eos_id
-    enc_train = {
-        k: _Encoded(v, _pack(enc_in[k], in_len, eos), _pack(enc_tg[k], tg_len, eos))
-        for k, v in train_ex.items()
-    }
-    enc_eval = {
-        k: _Encoded(
-            v[1], _pack(enc_in["eval", k], in_len, eos), _pack(enc_tg["eval", k], tg_len, eos)
-        )
-        for k, v in evals.items()
-    }
     rates = mixing_rates({k: len(v) for k, v in train_ex.items()}, opts.cap)
-
     optimizer = finetune_optimizer(opts.learning_rate)
-    if recorded is None:
-        config, _, pre_state = restore_run(Path(opts.pretrained), step)
-        opts = dataclasses.replace(opts, pretrained_step=int(pre_state["step"]))
-        ft_config = dataclasses.replace(config, dropout_rate=opts.dropout)
-        out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(Path(opts.pretrained) / ckpt.TOKENIZER_FILE, out / ckpt.TOKENIZER_FILE)
-        ckpt.write_run(out, ft_config, {"kind": "finetune", **dataclasses.asdict(opts)})
-        (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
-        params = pre_state["params"]
-        state = {
-            "step": np.asarray(0, np.int32),
-            "params": params,
-            "opt_state": optimizer.init(params),
-        }
-    else:
-        ft_config, _ = ckpt.read_run(out)
-        state = None
-
-    every_eval = (
-        max(1, steps // 4) if eval_every is None else check_int("eval_every", eval_every, 1)
-    )
-    every_ckpt = (
+    opts, ft_config, state = _start(out, opts, recorded, step, optimizer)
+    every = (
+        log_every,
+        max(1, steps // 4) if eval_every is None else check_int("eval_every", eval_every, 1),
         max(1, steps // 4)
         if checkpoint_every is None
-        else check_int("checkpoint_every", checkpoint_every, 1)
+        else check_int("checkpoint_every", checkpoint_every, 1),
     )
     step_fn = jax.jit(make_train_step(ft_config, optimizer, opts.seed), donate_argnums=0)
-    decoder = make_greedy_decoder(ft_config, tg_len)
+    decoder = make_greedy_decoder(ft_config, opts.target_length)
     with ckpt.manager(out, max_to_keep=opts.keep_checkpoints) as mngr:
         if state is None:
             abstract = jax.eval_shape(lambda: _abstract(ft_config, optimizer))
@@ -409,26 +340,113 @@ def finetune(
             ckpt.truncate_metrics(out, int(state["step"]))
         start = int(state["step"])
         state = jax.device_put(state)
-        result = _loop(
-            state,
-            start,
-            steps,
-            step_fn,
-            decoder,
-            tok,
-            enc_train,
-            enc_eval,
-            evals,
-            rates,
-            opts,
-            (log_every, every_eval, every_ckpt),
-            mngr,
-            out,
-            progress,
-            on_step,
-            NonFiniteLossError,
+        run_ = _Run(step_fn, decoder, tok, enc_train, enc_eval, evals, rates, opts, mngr, out)
+        return _loop(run_, state, start, steps, every, progress, on_step, NonFiniteLossError)
+
+
+def _checked(*, task, batch_size, learning_rate, dropout, seed, cap, eval_examples) -> dict:
+    """The given options, checked (``None``: not given)."""
+
+    def opt(value, check):
+        return None if value is None else check(value)
+
+    return {
+        "task": task,
+        "batch_size": opt(batch_size, lambda v: check_int("batch", v, 1)),
+        "learning_rate": opt(
+            learning_rate,
+            lambda v: check_float("learning_rate", v, 0.0, math.inf, lo_open=True),
+        ),
+        "dropout": opt(dropout, lambda v: check_float("dropout", v, 0.0, 1.0, hi_open=True)),
+        "seed": opt(seed, lambda v: check_int("seed", v, 0)),
+        "cap": opt(cap, lambda v: check_int("cap", v, 1)),
+        "eval_examples": opt(eval_examples, lambda v: check_int("eval_examples", v, 1)),
+    }
+
+
+def _settle(out: Path, resume: bool, given: dict, run, data, keep_checkpoints):
+    """``(options, recorded or None, train examples, eval splits)``; the data read first.
+
+    Raises:
+        ValueError: bad data, an unknown task, an existing run without ``resume``, options
+            that disagree with the resumed run's, a ``run`` that is not a run directory.
+    """
+    names = task_names(given["task"])
+    recorded = _given_options(out, resume, given)
+    if recorded is None and (run is None or data is None):
+        raise ValueError("run, data: a new fine-tuning run needs --run and --data")
+    fields = {f.name for f in dataclasses.fields(FinetuneOptions)}
+    opts = None
+    if recorded is not None:
+        opts = FinetuneOptions(**{k: v for k, v in recorded.items() if k in fields})
+    data_dir = str(Path(data).absolute()) if data is not None else opts.data
+    train_ex, evals = _load(names, data_dir)  # bad data fails here, before any model
+    if opts is None:
+        ckpt.read_run(Path(run))  # not a run directory: one line, before restoring
+        kw = {k: v for k, v in given.items() if v is not None and k != "task"}
+        pretrained = str(Path(run).absolute())
+        opts = FinetuneOptions(
+            task=given["task"], data=data_dir, pretrained=pretrained, pretrained_step=-1, **kw
         )
-    return result
+    opts = dataclasses.replace(opts, data=data_dir)
+    if keep_checkpoints is not None:
+        opts = dataclasses.replace(opts, keep_checkpoints=keep_checkpoints)
+    check_int("keep_checkpoints", opts.keep_checkpoints, 2)
+    return opts, recorded, train_ex, evals
+
+
+def _encode(tok, train_ex, evals, opts, input_length, target_length):
+    """``(options with the lengths, train {task: _Encoded}, eval {split: _Encoded})``."""
+    in_len, tg_len, enc_in, enc_tg = _lengths(tok, train_ex, evals, input_length, target_length)
+    in_len = check_int("input_length", in_len, 2)
+    tg_len = check_int("target_length", tg_len, 2)
+    opts = dataclasses.replace(opts, input_length=in_len, target_length=tg_len)
+    eos = tok.eos_id
+
+    def enc(key, examples):
+        return _Encoded(examples, _pack(enc_in[key], in_len, eos), _pack(enc_tg[key], tg_len, eos))
+
+    enc_train = {k: enc(k, v) for k, v in train_ex.items()}
+    enc_eval = {k: enc(("eval", k), v[1]) for k, v in evals.items()}
+    return opts, enc_train, enc_eval
+
+
+def _start(out: Path, opts: FinetuneOptions, recorded, step, optimizer):
+    """``(options, fine-tuning config, state)`` of the run in ``out``.
+
+    A new run starts from the pretrained checkpoint (its files written to ``out``); a resumed
+    one returns ``state=None`` (the caller restores it).
+    """
+    from lshsim.t5.loop import restore_run
+
+    if recorded is not None:
+        return opts, ckpt.read_run(out)[0], None
+    config, _, pre_state = restore_run(Path(opts.pretrained), step)
+    opts = dataclasses.replace(opts, pretrained_step=int(pre_state["step"]))
+    ft_config = dataclasses.replace(config, dropout_rate=opts.dropout)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(opts.pretrained) / ckpt.TOKENIZER_FILE, out / ckpt.TOKENIZER_FILE)
+    ckpt.write_run(out, ft_config, {"kind": "finetune", **dataclasses.asdict(opts)})
+    (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
+    params = pre_state["params"]
+    state = {"step": np.asarray(0, np.int32), "params": params, "opt_state": optimizer.init(params)}
+    return opts, ft_config, state
+
+
+@dataclasses.dataclass
+class _Run:
+    """What the step loop needs: the compiled functions, the data, the options, the files."""
+
+    step_fn: Callable
+    decoder: Callable
+    tok: Any
+    enc_train: dict
+    enc_eval: dict
+    evals: dict
+    rates: dict
+    opts: FinetuneOptions
+    mngr: Any
+    out: Path
 
 
 def _abstract(config, optimizer) -> dict:
@@ -445,41 +463,25 @@ def _abstract(config, optimizer) -> dict:
     }
 
 
-def _loop(
-    state,
-    start,
-    steps,
-    step_fn,
-    decoder,
-    tok,
-    enc_train,
-    enc_eval,
-    evals,
-    rates,
-    opts,
-    every,
-    mngr,
-    out,
-    progress,
-    on_step,
-    nonfinite,
-) -> dict:
+def _loop(r: _Run, state, start, steps, every, progress, on_step, nonfinite) -> dict:
     import jax
     from tqdm import tqdm
 
     log_every, every_eval, every_ckpt = every
+    opts = r.opts
     train_loss, dev, averages, t_first = math.nan, {}, {}, None
-    with tqdm(
+    bar = tqdm(
         total=steps,
         initial=start,
         desc=f"finetune {opts.task}",
         disable=not progress,
         unit="step",
         dynamic_ncols=True,
-    ) as bar:
+    )
+    with bar:
         for step in range(start, steps):
-            batch = _batch(enc_train, rates, step, opts.batch_size, opts.seed)
-            state, m = step_fn(state, batch)
+            batch = _batch(r.enc_train, r.rates, step, opts.batch_size, opts.seed)
+            state, m = r.step_fn(state, batch)
             done = step + 1
             if t_first is None:
                 jax.block_until_ready(m["loss"])
@@ -497,27 +499,27 @@ def _loop(
                     "accuracy": float(m["accuracy"]),
                     "lr": opts.learning_rate,
                 }
-                _append(out, record)
+                _append(r.out, record)
                 bar.set_postfix(loss=f"{train_loss:.3f}")
                 if on_step is not None:
                     on_step(done, record)
             if done % every_eval == 0 or done == steps:
                 dev = _evaluate(
-                    decoder,
+                    r.decoder,
                     state["params"],
-                    tok,
-                    evals,
-                    enc_eval,
+                    r.tok,
+                    r.evals,
+                    r.enc_eval,
                     opts.batch_size,
                     opts.eval_examples,
                 )
-                for split, res in dev.items():
-                    _append(out, {"step": done, "split": "dev", "task": split, **res})
                 averages = _averages(dev)
-                for name, score in averages.items():
-                    _append(out, {"step": done, "split": "dev", "task": name, "score": score})
+                records = [{"task": k, **v} for k, v in dev.items()]
+                records += [{"task": k, "score": v} for k, v in averages.items()]
+                for rec in records:
+                    _append(r.out, {"step": done, "split": "dev", **rec})
             if is_ckpt:
-                ckpt.save(mngr, done, state)
+                ckpt.save(r.mngr, done, state)
             bar.update(1)
     jax.block_until_ready(state["params"])
     seconds = time.perf_counter() - t_first[0] if t_first else math.nan
@@ -527,7 +529,7 @@ def _loop(
         "dev": dev,
         "averages": averages,
         "train_loss": train_loss,
-        "out": str(out),
+        "out": str(r.out),
         "seconds": seconds,
         "steps_per_second": timed / seconds if timed and seconds > 0 else math.nan,
         "input_length": opts.input_length,
