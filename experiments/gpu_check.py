@@ -11,23 +11,30 @@ What it measures, in this priority order (the most wanted first), until ``--dead
 3. ``base`` baseline; 4. the memory variants of ``small`` (AltUp K=2, product keys,
 Token-ID partial experts rank 5), then of ``base``.
 
-Per train-step row: the compiled step of :func:`lshsim.t5.steps.make_train_step` (T5's
-Adafactor at the warmup rate 0.01, as ``lshsim.bench.t5_step``) with the state donated, on a
-seeded random span-corruption-shaped batch (:func:`lshsim.bench.t5_step.make_batch`), bf16
-compute (parameters and logits stay float32). ``--warmup`` untimed steps, then ``--steps``
-timed ones, each to ``jax.block_until_ready``: median and IQR. FLOPs per step are XLA's
-``compiled.cost_analysis()["flops"]`` of that executable (optimiser included); MFU is
-``flops / median step time / peak`` with the device's dense bf16 peak
-(:data:`lshsim.t5.hardware.HARDWARE`). Memory: ``peak_bytes_in_use`` of the device after the
-timed steps, each row in a fresh process (the peak only grows within a process), beside
-``lshsim plan``'s ``per_device_bytes`` for the same config, batch, lengths and a 1 x 1 mesh
-(:func:`lshsim.t5.plan.plan`, compiled for the CPU as ``lshsim plan`` does, in a background
-process that plans the rows in the same order while the GPU measures) and beside the same
-formula on the GPU executable's own ``memory_analysis()``.
+Per train-step row: the compiled step of :func:`lshsim.t5.steps.make_train_step` (T5's Adafactor
+at the warmup rate 0.01, as ``lshsim.bench.t5_step``) with the state donated, on a seeded random
+span-corruption-shaped batch (:func:`lshsim.bench.t5_step.make_batch`), bf16 compute (parameters
+and logits stay float32). ``--warmup`` untimed steps, then ``--steps`` timed ones, each to
+``jax.block_until_ready``: median and IQR. MFU is ``flops / median step time / peak`` with the
+device's dense bf16 peak (:data:`lshsim.t5.hardware.HARDWARE`), where ``flops`` is the CPU
+compiler's cost analysis of the same step (optimiser included): ``lshsim plan``'s
+``flops_per_step`` from the background planner below (on the CPU fallback, the measured
+executable's own). XLA's GPU cost analysis misses the work of the library (cuBLAS/cuDNN) custom
+calls: it reported 1.26 TFLOP/step for ``small`` at batch 64, 512/114, where the CPU compiler
+counts 5.83; it stays in the JSON as ``flops_gpu_cost_analysis``, unused. Without a plan
+(``--no-plan``, or not planned by the deadline) the FLOPs are an analytic estimate of a dense T5
+of the config's widths (matmuls, attention, logits; forward x 3), which leaves out the memory
+layers' own work. ``flops_source`` says which count MFU used, and the log prints it. Memory:
+``peak_bytes_in_use`` of the device after the timed steps, each row in a fresh process (the peak
+only grows within a process), beside ``lshsim plan``'s ``per_device_bytes`` for the same config,
+batch, lengths and a 1 x 1 mesh (:func:`lshsim.t5.plan.plan`, compiled for the CPU as ``lshsim
+plan`` does, in a background process that plans the rows in the same order while the GPU
+measures) and beside the same formula on the GPU executable's own ``memory_analysis()``.
 
 Batches: the paper pretrains at batch 256 with lengths 512/114; here each step is one
 batch of 64 (``small``) or 32 (``base``) at 512/114. ``lshsim plan`` (bf16, mesh 1x1, CPU
-compiler) puts them at 20.3 GB (small baseline), 21.4 (AltUp), 34.3 (Token-ID r5), 38.7
+compiler of jax 0.10.2; jax 0.11.2's gives 19.7, 20.7, 31.1, 36.6, 38.4, 41.6 and 80.0 GB for
+the same rows) puts them at 20.3 GB (small baseline), 21.4 (AltUp), 34.3 (Token-ID r5), 38.7
 (base baseline), 40.5 (base AltUp) and 43.6 (base product keys): all fit an 80 GB device.
 Base with Token-ID rank 5 (5.9e9 parameters, 24.7 GB of state) plans at 94.1 GB at batch 32
 (76.1 GB at batch 8: the gradients and the update do not shrink with the batch): it fits a
@@ -36,9 +43,7 @@ than the device gives this process is reported as not fitting, without running.
 
 Compilation dominates (expected: tens of seconds per row on a GPU; a step takes
 milliseconds); JAX's persistent cache in ``.jax_cache/`` (``--no-compile-cache`` to skip)
-makes a rerun on the same machine fast. MFU uses the compiled step's FLOPs unless they are
-under half of the unoptimised module's (a cost analysis that missed the library matrix
-products); the JSON keeps both.
+makes a rerun on the same machine fast.
 
 Without a GPU (``jax.default_backend() == "cpu"``) it prints ``no GPU: jax backend is cpu;
 running the tiny CPU check`` and runs the same pipeline on ``tiny`` (baseline, batch 2,
@@ -157,13 +162,6 @@ def _device_memory() -> dict[str, int] | None:
     return dict(stats) if stats else None
 
 
-def _flops(cost) -> float | None:
-    """``flops`` of a cost analysis (a dict, or one per computation in older JAX)."""
-    if isinstance(cost, (list, tuple)):
-        cost = cost[0] if cost else None
-    return float(cost["flops"]) if cost and "flops" in cost else None
-
-
 def measure_step(job: dict[str, Any]) -> dict[str, Any]:
     """Compile, run and time one config's train step; its FLOPs and memory.
 
@@ -173,8 +171,8 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
 
     Returns:
         ``status`` (``ok``, or why not), ``times_s``, ``loss_at_init``, ``finite``,
-        ``flops_per_step`` (compiled cost analysis), ``flops_per_step_lowered`` (the
-        unoptimised module's), ``compiled_per_device_bytes`` (arguments + outputs +
+        ``flops_<backend>_cost_analysis`` (XLA's cost analysis of the executable, e.g.
+        ``flops_gpu_cost_analysis``), ``compiled_per_device_bytes`` (arguments + outputs +
         temporaries - aliases of the compiled step), ``peak_bytes``, ``bytes_limit``,
         ``compile_s`` and ``init_s``.
     """
@@ -198,9 +196,7 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:  # a JAX whose analyses differ: the step is timed all the same
         analysis = {}
         out["analysis_error"] = f"{type(exc).__name__}: {exc}"[:300]
-    out["flops_per_step"] = analysis.get("flops_per_step")
-    with contextlib.suppress(Exception):
-        out["flops_per_step_lowered"] = _flops(lowered.cost_analysis())
+    out[f"flops_{jax.default_backend()}_cost_analysis"] = analysis.get("flops_per_step")
     need = out["compiled_per_device_bytes"] = analysis.get("per_device_bytes")
     out["bytes_limit"] = (_device_memory() or {}).get("bytes_limit")
     if out["bytes_limit"] and need and need > out["bytes_limit"]:
@@ -357,22 +353,78 @@ def _fmt(value: float | None, spec: str) -> str:
     return "n/a" if value is None or not math.isfinite(value) else format(value, spec)
 
 
-def step_flops(row: dict[str, Any]) -> tuple[float | None, str]:
-    """The FLOPs per step behind MFU: the compiled step's, unless they are implausibly low.
+#: What each ``flops_source`` means (the log, the Markdown and the JSON's ``flops_note``).
+FLOPS_SOURCES = {
+    "cpu-plan": "XLA's CPU compiler, cost analysis of the same step (lshsim plan, mesh 1x1)",
+    "cpu-step": "XLA's CPU compiler, cost analysis of the measured step itself",
+    "analytic": "analytic estimate: dense T5 of the config's widths (matmuls, attention, "
+    "logits), forward x 3; the memory layers' own work not counted",
+    "none": "no FLOP count",
+}
+FLOPS_NOTE = (
+    "MFU uses flops_per_step, from flops_source (see flops_sources). flops_gpu_cost_analysis "
+    "is XLA's cost analysis of the GPU executable, kept for reference and not used: it misses "
+    "the library (cuBLAS/cuDNN) custom-call matrix products: on an H100 it gave 0.21 to 0.24 "
+    "of the CPU compiler's count of the same step (small, batch 64, 512/114)."
+)
 
-    A backend whose cost analysis of the optimised program misses its library calls (matrix
-    products) would report a fraction of the work; then the unoptimised module's count is used.
+
+def analytic_flops(config, batch: int, input_length: int, target_length: int) -> float:
+    """FLOPs of one train step of a dense T5 of ``config``'s widths: the forward pass x 3.
+
+    Per layer and token, 2 FLOPs per weight of the attention projections and the gated MLP,
+    plus the attention scores and the weighted sum (``4 x keys x heads x d_kv``); the decoder's
+    cross-attention keys and values are computed once per encoder token; the logits cost
+    ``2 d_model vocab`` per target token. The backward pass is counted as twice the forward.
+    Norms, the optimiser and the memory layers' own work (AltUp's extra blocks, lookups,
+    experts) are not counted.
 
     Args:
-        row: a step row with ``flops_per_step`` and ``flops_per_step_lowered``.
+        config: a :class:`lshsim.t5.configs.T5Config`.
+        batch: examples per step.
+        input_length: encoder tokens per example.
+        target_length: decoder tokens per example.
 
     Returns:
-        ``(flops or None, "compiled" | "lowered" | "none")``.
+        FLOPs per step.
     """
-    compiled, lowered = row.get("flops_per_step"), row.get("flops_per_step_lowered")
-    if compiled and (not lowered or compiled >= 0.5 * lowered):
-        return compiled, "compiled"
-    return (lowered, "lowered") if lowered else (None, "none")
+    d, inner, ff = config.d_model, config.num_heads * config.d_kv, config.d_ff
+    enc_len, dec_len = input_length, target_length
+    attn, mlp = 4 * d * inner, 3 * d * ff
+    encoder = enc_len * config.num_encoder_layers * (2 * (attn + mlp) + 4 * enc_len * inner)
+    per_target = config.num_decoder_layers * (
+        2 * (attn + 2 * d * inner + mlp) + 4 * (dec_len + enc_len) * inner
+    )
+    cross_kv = enc_len * config.num_decoder_layers * 2 * (2 * d * inner)
+    decoder = dec_len * (per_target + 2 * d * config.vocab_size)
+    return 3.0 * batch * (encoder + cross_kv + decoder)
+
+
+def step_flops(row: dict[str, Any]) -> tuple[float | None, str]:
+    """The FLOPs per step behind MFU, and their :data:`FLOPS_SOURCES` key.
+
+    The CPU compiler's count of the same step first (``plan_flops_per_step``, from
+    ``lshsim plan``; on the CPU backend the measured executable's own), then the analytic
+    estimate (:func:`analytic_flops`). XLA's GPU cost analysis is never used: it misses the
+    library matrix products.
+
+    Args:
+        row: a step row (``config``, ``variant``, ``dtype``, ``batch``, the lengths, and
+            ``plan_flops_per_step`` or ``flops_cpu_cost_analysis`` where known).
+
+    Returns:
+        ``(flops or None, "cpu-plan" | "cpu-step" | "analytic" | "none")``.
+    """
+    if row.get("plan_flops_per_step"):
+        return float(row["plan_flops_per_step"]), "cpu-plan"
+    if row.get("flops_cpu_cost_analysis"):
+        return float(row["flops_cpu_cost_analysis"]), "cpu-step"
+    try:
+        cfg = variant_config(row["config"], row["variant"], row["dtype"])
+        flops = analytic_flops(cfg, row["batch"], row["input_length"], row["target_length"])
+    except (KeyError, ValueError):
+        return None, "none"
+    return flops, "analytic"
 
 
 def derive(row: dict[str, Any], peak_flops: float | None) -> dict[str, Any]:
@@ -384,7 +436,8 @@ def derive(row: dict[str, Any], peak_flops: float | None) -> dict[str, Any]:
 
     Returns:
         ``row`` with ``step_s_median``, ``step_s_iqr``, ``step_s_min``, ``tokens_per_step``,
-        ``tokens_per_s``, ``mfu`` and ``peak_over_plan`` where the inputs exist.
+        ``tokens_per_s``, ``flops_per_step`` and ``flops_source`` (:func:`step_flops`),
+        ``mfu`` and ``peak_over_plan`` where the inputs exist.
     """
     from lshsim.bench.timing import summary
 
@@ -397,9 +450,9 @@ def derive(row: dict[str, Any], peak_flops: float | None) -> dict[str, Any]:
             stats["min"],
         )
         row["tokens_per_s"] = row["tokens_per_step"] / stats["median"]
-        row["flops_used"], row["flops_source"] = step_flops(row)
-        if peak_flops and row["flops_used"]:
-            row["mfu"] = row["flops_used"] / stats["median"] / peak_flops
+        row["flops_per_step"], row["flops_source"] = step_flops(row)
+        if peak_flops and row["flops_per_step"]:
+            row["mfu"] = row["flops_per_step"] / stats["median"] / peak_flops
     if row.get("peak_bytes") and row.get("plan_per_device_bytes"):
         row["peak_over_plan"] = row["peak_bytes"] / row["plan_per_device_bytes"]
     return row
@@ -414,15 +467,15 @@ def _row_line(row: dict[str, Any]) -> str:
         f" {_fmt(gb['plan_per_device_bytes'], '.2f')} | {_fmt(row.get('peak_over_plan'), '.2f')} |"
     )
     if "step_s_median" not in row:
-        return f"{head} {row.get('status', 'pending')} | | | |{mem}"
+        return f"{head} {row.get('status', 'pending')} | | | | |{mem}"
     step = f"{row['step_s_median'] * 1e3:.2f} ({row['step_s_iqr'] * 1e3:.2f})"
-    mfu = row.get("mfu")
-    flops = row.get("flops_used")
-    mark = "" if row.get("flops_source") == "compiled" else " (lowered)"
+    mfu, flops = row.get("mfu"), row.get("flops_per_step")
+    gpu = row.get("flops_gpu_cost_analysis")
     return (
         f"{head} {step} | {row['tokens_per_s']:,.0f} |"
-        f" {_fmt(None if flops is None else flops / 1e12, '.3g')}{mark} |"
-        f" {_fmt(None if mfu is None else 100 * mfu, '.1f')} |{mem}"
+        f" {_fmt(None if flops is None else flops / 1e12, '.3g')} | {row.get('flops_source')} |"
+        f" {_fmt(None if mfu is None else 100 * mfu, '.1f')} |"
+        f" {_fmt(None if gpu is None else gpu / 1e12, '.3g')} |{mem}"
     )
 
 
@@ -464,12 +517,17 @@ def render_markdown(report: dict[str, Any]) -> str:
         "## Train step",
         "",
         "| config | variant | batch | lengths | dtype | step ms (median, IQR) | tokens/s |"
-        " TFLOP/step | MFU % | peak GB | XLA GB | plan GB | peak/plan |",
-        "|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " TFLOP/step | FLOPs from | MFU % | GPU cost-analysis TFLOP | peak GB | XLA GB |"
+        " plan GB | peak/plan |",
+        "|---|---|---:|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
         *(_row_line(r) for r in report["rows"]),
         "",
-        "tokens = batch x (input + target length). TFLOP/step: XLA's `compiled.cost_analysis()`"
-        " of the step (optimiser included). MFU = TFLOP/step / median step time / peak. peak GB:"
+        "tokens = batch x (input + target length). TFLOP/step: the FLOPs MFU uses, from (FLOPs"
+        " from): "
+        + "; ".join(f"`{k}` = {v}" for k, v in FLOPS_SOURCES.items() if k != "none")
+        + ". MFU = TFLOP/step / median step time / peak. GPU cost-analysis TFLOP: XLA's"
+        " `compiled.cost_analysis()` of the GPU executable, not used: it misses the library"
+        " (cuBLAS/cuDNN) matrix products. peak GB:"
         " the device's `peak_bytes_in_use` after the timed steps. XLA GB: arguments + outputs +"
         " temporaries - aliases of the executable measured (`memory_analysis()`). plan GB:"
         " `lshsim plan`'s `per_device_bytes` (`lshsim.t5.plan.plan`, mesh 1x1, CPU compiler)."
@@ -775,12 +833,16 @@ def start_plans(s: dict[str, Any], rows: list[dict], tmp: Path) -> tuple[subproc
     return proc, lines
 
 
-def collect_plans(lines: Path | None, report: Report) -> None:
-    """Copy the planned rows' ``per_device_bytes`` into the report's rows.
+def collect_plans(lines: Path | None, report: Report, current: dict | None = None) -> None:
+    """Copy the planned rows' ``per_device_bytes`` and ``flops_per_step`` into the report's rows.
+
+    A measured row (other than ``current``, whose line is logged next) whose MFU now comes
+    from the CPU compiler's count says so in the log.
 
     Args:
         lines: the plan child's JSON-lines file (None: no planning).
         report: the report.
+        current: the row just measured.
     """
     if lines is None or not lines.exists():
         return
@@ -794,8 +856,12 @@ def collect_plans(lines: Path | None, report: Report) -> None:
         for row in report.data["rows"]:
             plan = by_key.get(tuple(row[k] for k in _ROW_KEY))
             if plan and "per_device_bytes" in plan:
+                before = row.get("flops_source")
                 row["plan_per_device_bytes"] = plan["per_device_bytes"]
+                row["plan_flops_per_step"] = plan.get("flops_per_step")
                 derive(row, report.data.get("peak_flops"))
+                if before and row.get("flops_source") != before and row is not current:
+                    log(f"           {row['config']}/{row['variant']}: {_summary(row)}")
 
 
 def _settings(args: argparse.Namespace, mode: str) -> dict[str, Any]:
@@ -865,6 +931,8 @@ def run(args: argparse.Namespace) -> int:
         "rows": sorted(steps, key=lambda r: (s["configs"].index(r["config"]), _vi(r))),
         "bf16_vs_fp32": next(j for j in jobs if j["kind"] == "loss"),
         "plans": [],
+        "flops_note": FLOPS_NOTE,
+        "flops_sources": {k: v for k, v in FLOPS_SOURCES.items() if k != "none"},
     }
     report = Report(Path(args.out), Path(args.json), data)
     report.write()
@@ -884,6 +952,9 @@ def run(args: argparse.Namespace) -> int:
         watchdog.cancel()
         signal.signal(signal.SIGTERM, previous)
     report.write("complete" if all(_done(j) for j in jobs) else "deadline")
+    for row in steps:
+        if "step_s_median" in row:
+            log(f"{row['config']}/{row['variant']}: {_summary(row)}")
     log(f"done in {time.monotonic() - start:.1f} s: {args.out}, {args.json}")
     return 0
 
@@ -917,7 +988,7 @@ def _measure(jobs, s, report: Report, deadline: float, tmp: Path, peak) -> None:
             job.update(result)
             if job["kind"] == "step":
                 derive(job, peak)
-        collect_plans(lines, report)
+        collect_plans(lines, report, job)
         report.write()
         log(f"           {name}: {_summary(job)}")
     if planner is not None:
@@ -930,10 +1001,15 @@ def _measure(jobs, s, report: Report, deadline: float, tmp: Path, peak) -> None:
 def _summary(job: dict[str, Any]) -> str:
     if job.get("status") != "ok":
         return str(job.get("status"))
-    if job["kind"] == "loss":
+    if job.get("kind") == "loss":
         return f"bf16 {job['loss_bfloat16']:.5f} vs f32 {job['loss_float32']:.5f}"
-    mfu = job.get("mfu")
-    return f"{job['step_s_median'] * 1e3:.2f} ms/step" + (f", MFU {100 * mfu:.1f}%" if mfu else "")
+    text = f"{job['step_s_median'] * 1e3:.2f} ms/step"
+    if job.get("mfu"):
+        text += f", MFU {100 * job['mfu']:.1f}%"
+    if job.get("flops_per_step"):
+        source = FLOPS_SOURCES[job["flops_source"]]
+        text += f" ({job['flops_per_step'] / 1e12:.3g} TFLOP/step from {source})"
+    return text
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
