@@ -137,3 +137,23 @@ def test_cli_bad_options_one_line(pretrained, tmp_path, capsys, args, message):
     assert main(["finetune", *argv, "--steps", "2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_super_glue_mixture(pretrained, tmp_path):
+    """Every SuperGLUE task through one step, decoding and scoring; the SuperGLUE average."""
+    data = formats.write_all(tmp_path / "data")
+    res = finetune(pretrained, "super_glue", data, tmp_path / "ft", steps=1, batch_size=4)
+    assert set(res["dev"]) == {
+        "boolq",
+        "cb",
+        "copa",
+        "multirc",
+        "record",
+        "super_glue_rte",
+        "wic",
+        "wsc",
+    }
+    assert set(res["dev"]["multirc"]) == {"f1a", "exact_match", "score"}
+    assert set(res["dev"]["record"]) == {"em", "f1", "score"}
+    assert set(res["dev"]["cb"]) == {"mean_3class_f1", "accuracy", "score"}
+    assert set(res["averages"]) == {"super_glue_average"}
