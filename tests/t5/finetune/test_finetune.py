@@ -69,6 +69,22 @@ def test_resume_equals_uninterrupted(pretrained, keyword, tmp_path):
     assert all((x == y).all() for x, y in zip(*leaves, strict=True))
 
 
+def test_cli_from_a_given_pretrained_step(pretrained, keyword, tmp_path, capsys):
+    """``--step 1``: the pretrained run's step-1 checkpoint, recorded in run.json."""
+    argv = ["finetune", "--run", str(pretrained), "--step", "1", "--task", "sst2"]
+    argv += ["--data", str(keyword), "--out", str(tmp_path / "ft"), "--steps", "2", "--json"]
+    assert main([*argv, "--batch", "4", "--eval-examples", "8", "--checkpoint-every", "2"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["step"] == 2 and set(res["dev"]) == {"sst2"}
+    run = json.loads((tmp_path / "ft" / ckpt.RUN_FILE).read_text())["train"]
+    assert run["pretrained_step"] == 1 and run["batch_size"] == 4
+    argv[argv.index("1")] = "7"
+    argv[argv.index(str(tmp_path / "ft"))] = str(tmp_path / "ft7")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no checkpoint for --step 7" in err and "(steps: 1, 2)" in err
+
+
 def _manager(out):
     return ckpt.manager(out, read_only=True)
 
