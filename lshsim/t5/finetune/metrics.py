@@ -29,8 +29,9 @@ the benchmark score and T5 reports it (Raffel et al. 2020, Table 14: "GLUE Avera
 "SuperGLUE Average"). MNLI is one task whose score is the mean of its matched and mismatched
 accuracy (GLUE lists MNLI-m and MNLI-mm as one task's two results). WNLI is left out of the
 GLUE average: T5 never trains on WNLI (``glue_utils.GLUE_WEIGHT_MAPPING``: "We omit WNLI
-because we train on WSC/DPR simple instead") and so does not report it on the validation set;
-pass ``include_wnli=True`` to count it. WSC is in the SuperGLUE average (accuracy of
+because we train on WSC/DPR simple instead"), so a validation WNLI score says nothing of the
+model (our reading of how T5's validation averages treat it; the official test-server average
+counts WNLI); pass ``include_wnli=True`` to count it. WSC is in the SuperGLUE average (accuracy of
 ``wsc_simple``'s postprocessed predictions, T5's ``super_glue_wsc_v102_simple_eval``).
 """
 
