@@ -128,7 +128,7 @@ def _read_lines(path: Path) -> list[str]:
     if not path.is_file():
         raise ValueError(f"data: no such file {path}")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a leading BOM (MRPC) dropped
     except UnicodeDecodeError as exc:
         raise _fail(path, "", f"not UTF-8 text ({exc.reason})") from None
     lines = [ln.rstrip("\r") for ln in text.split("\n")]

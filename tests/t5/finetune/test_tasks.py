@@ -42,6 +42,13 @@ def test_task_folder_itself_or_its_parent(data):
     assert a["cola"][1].targets == "unacceptable"
 
 
+def test_byte_order_mark_is_dropped(tmp_path):
+    """MRPC's files start with a UTF-8 BOM: the header still names ``Quality``."""
+    formats.write_glue(tmp_path, "mrpc", train="\ufeff" + formats.GLUE_FILES["mrpc"][1])
+    ex = load_split("mrpc", tmp_path, "train")["mrpc"][0]
+    assert (ex.inputs, ex.targets, ex.label) == formats.EXPECTED["mrpc"]
+
+
 def test_mnli_evaluates_matched_and_mismatched(data):
     ev = load_split("mnli", data, "eval")
     assert list(ev) == ["mnli_matched", "mnli_mismatched"]
