@@ -70,6 +70,12 @@ def add_parser(sub) -> None:
     )
     ft.add_argument("--checkpoint-every", type=int, metavar="K", help="checkpoint every K steps")
     ft.add_argument("--keep-checkpoints", type=int, metavar="N", help="keep N (default 3)")
+    ft.add_argument(
+        "--mesh",
+        metavar="data=A,model=B",
+        help="device mesh of A x B devices, as for train (default: data = all devices)",
+    )
+    ft.add_argument("--devices", type=int, metavar="D", help="data-parallel devices: data=D")
     ft.add_argument("--resume", action="store_true", help="continue the run in --out")
     ft.add_argument("--json", action="store_true", help="print the summary as JSON, no bar")
     ft.set_defaults(func=run_finetune)
@@ -126,6 +132,8 @@ def run_finetune(args: argparse.Namespace) -> int:
         checkpoint_every=args.checkpoint_every,
         keep_checkpoints=args.keep_checkpoints,
         resume=args.resume,
+        mesh=args.mesh,
+        devices=args.devices,
         progress=not args.json,
     )
     if args.json:

@@ -24,8 +24,12 @@ __all__ = ["greedy_decode", "make_greedy_decoder"]
 EOS_ID = 1
 
 
-def make_greedy_decoder(config: T5Config, length: int) -> Callable:
-    """A jitted ``(params, encoder_tokens [B, L]) -> ids [B, length]`` greedy decoder."""
+def make_greedy_decoder(config: T5Config, length: int, mesh=None) -> Callable:
+    """A jitted ``(params, encoder_tokens [B, L]) -> ids [B, length]`` greedy decoder.
+
+    ``mesh``: trace and call it under this mesh (parameters sharded on it, see
+    :class:`lshsim.t5.sharding.MeshJit`).
+    """
     model = T5(config)
 
     def decode(params, enc):
@@ -47,7 +51,11 @@ def make_greedy_decoder(config: T5Config, length: int) -> Callable:
         _, out, _ = jax.lax.fori_loop(0, length, body, (dec_in, out, done))
         return out
 
-    return jax.jit(decode)
+    if mesh is None:
+        return jax.jit(decode)
+    from lshsim.t5.sharding import jit_on
+
+    return jit_on(mesh, decode)
 
 
 def greedy_decode(decoder: Callable, params, inputs: np.ndarray, batch: int) -> np.ndarray:

@@ -252,6 +252,8 @@ def finetune(
     keep_checkpoints: int | None = None,
     log_every: int = 1,
     resume: bool = False,
+    mesh: str | None = None,
+    devices: int | None = None,
     progress: bool = False,
     on_step: Callable[[int, dict], None] | None = None,
 ) -> dict[str, Any]:
@@ -278,6 +280,9 @@ def finetune(
         keep_checkpoints: checkpoints kept (default 3).
         log_every: write train metrics every this many steps.
         resume: continue the run in ``out``.
+        mesh: ``"data=A,model=B"``: the batch split over ``data``, the parameters over
+            ``model`` (:mod:`lshsim.t5.sharding`, as ``train``); not with ``devices``.
+        devices: a data-parallel mesh of this many devices (default: all of them).
         progress: show a progress bar.
         on_step: ``on_step(step, record)`` after each logged step.
 
@@ -292,10 +297,8 @@ def finetune(
     """
     import jax
 
-    from lshsim.t5 import NonFiniteLossError
+    from lshsim.t5 import NonFiniteLossError, sharding
     from lshsim.t5.data.tokenizer import Tokenizer
-    from lshsim.t5.finetune.decode import make_greedy_decoder
-    from lshsim.t5.steps import make_train_step
 
     steps = check_int("steps", steps, 1)
     log_every = check_int("log_every", log_every, 1)
@@ -310,6 +313,8 @@ def finetune(
         eval_examples=eval_examples,
     )
     opts, recorded, train_ex, evals = _settle(out, resume, given, run, data, keep_checkpoints)
+    the_mesh = sharding.mesh_from_options(mesh, devices)
+    sharding.check_batch(opts.batch_size, the_mesh)
     tok = Tokenizer.load((out if recorded else Path(opts.pretrained)) / ckpt.TOKENIZER_FILE)
     opts, enc_train, enc_eval = _encode(
         tok,
@@ -322,6 +327,7 @@ def finetune(
     rates = mixing_rates({k: len(v) for k, v in train_ex.items()}, opts.cap)
     optimizer = finetune_optimizer(opts.learning_rate)
     opts, ft_config, state = _start(out, opts, recorded, step, optimizer)
+    abstract, shardings, step_fn, decoder = _compiled(ft_config, optimizer, opts, the_mesh)
     every = (
         log_every,
         max(1, steps // 4) if eval_every is None else check_int("eval_every", eval_every, 1),
@@ -329,19 +335,38 @@ def finetune(
         if checkpoint_every is None
         else check_int("checkpoint_every", checkpoint_every, 1),
     )
-    step_fn = jax.jit(make_train_step(ft_config, optimizer, opts.seed), donate_argnums=0)
-    decoder = make_greedy_decoder(ft_config, opts.target_length)
     with ckpt.manager(out, max_to_keep=opts.keep_checkpoints) as mngr:
         if state is None:
-            abstract = jax.eval_shape(lambda: _abstract(ft_config, optimizer))
-            state, passed = ckpt.restore_good(mngr, abstract, action="resuming from")
+            state, passed = ckpt.restore_good(
+                mngr, abstract, action="resuming from", shardings=shardings
+            )
             for s in passed:
                 ckpt.delete(mngr, s)
             ckpt.truncate_metrics(out, int(state["step"]))
+        else:
+            state = jax.device_put(state, shardings)
         start = int(state["step"])
-        state = jax.device_put(state)
-        run_ = _Run(step_fn, decoder, tok, enc_train, enc_eval, evals, rates, opts, mngr, out)
+        run_ = _Run(
+            step_fn, decoder, tok, enc_train, enc_eval, evals, rates, opts, mngr, out, the_mesh
+        )
         return _loop(run_, state, start, steps, every, progress, on_step, NonFiniteLossError)
+
+
+def _compiled(config, optimizer, opts: FinetuneOptions, mesh):
+    """``(abstract state, its shardings on mesh, the jitted train step, the decoder)``."""
+    from lshsim.t5 import sharding
+    from lshsim.t5.finetune.decode import make_greedy_decoder
+    from lshsim.t5.steps import make_train_step
+
+    abstract, shardings = sharding.train_state_shardings(config, optimizer, mesh)
+    step_fn = sharding.jit_on(
+        mesh,
+        make_train_step(config, optimizer, opts.seed),
+        in_shardings=(shardings, sharding.batch_sharded(mesh)),
+        out_shardings=(shardings, sharding.replicated(mesh)),
+        donate_argnums=0,
+    )
+    return abstract, shardings, step_fn, make_greedy_decoder(config, opts.target_length, mesh)
 
 
 def _checked(*, task, batch_size, learning_rate, dropout, seed, cap, eval_examples) -> dict:
@@ -447,25 +472,14 @@ class _Run:
     opts: FinetuneOptions
     mngr: Any
     out: Path
-
-
-def _abstract(config, optimizer) -> dict:
-    import jax
-    import jax.numpy as jnp
-
-    from lshsim.t5.model import init_params
-
-    params = init_params(config, jax.random.key(0))
-    return {
-        "step": jnp.asarray(0, jnp.int32),
-        "params": params,
-        "opt_state": optimizer.init(params),
-    }
+    mesh: Any
 
 
 def _loop(r: _Run, state, start, steps, every, progress, on_step, nonfinite) -> dict:
     import jax
     from tqdm import tqdm
+
+    from lshsim.t5 import sharding
 
     log_every, every_eval, every_ckpt = every
     opts = r.opts
@@ -481,6 +495,7 @@ def _loop(r: _Run, state, start, steps, every, progress, on_step, nonfinite) -> 
     with bar:
         for step in range(start, steps):
             batch = _batch(r.enc_train, r.rates, step, opts.batch_size, opts.seed)
+            batch = sharding.shard_batch(batch, r.mesh)
             state, m = r.step_fn(state, batch)
             done = step + 1
             if t_first is None:

@@ -62,9 +62,9 @@ def test_resume_equals_uninterrupted(pretrained, keyword, tmp_path):
     assert [r for r in a if r["step"] == 4] == [r for r in b if r["step"] == 4]
     leaves = [
         jax.tree_util.tree_leaves(
-            ckpt.restore(m, jax.eval_shape(lambda m=m: _state(m)), 4)["params"]
+            ckpt.restore(_manager(tmp_path / d), _abstract(tmp_path / d), 4)["params"]
         )
-        for m in (_manager(tmp_path / "a"), _manager(tmp_path / "b"))
+        for d in ("a", "b")
     ]
     assert all((x == y).all() for x, y in zip(*leaves, strict=True))
 
@@ -89,11 +89,12 @@ def _manager(out):
     return ckpt.manager(out, read_only=True)
 
 
-def _state(mngr):
-    from lshsim.t5.finetune.run import _abstract, finetune_optimizer
+def _abstract(out):
+    from lshsim.t5.finetune.run import finetune_optimizer
+    from lshsim.t5.steps import abstract_state
 
-    config, _ = ckpt.read_run(ckpt.Path(mngr.directory).parent)
-    return _abstract(config, finetune_optimizer(1e-3))
+    config, _ = ckpt.read_run(out)
+    return abstract_state(config, finetune_optimizer(1e-3))
 
 
 def test_glue_mixture_via_cli(pretrained, tmp_path, capsys):
