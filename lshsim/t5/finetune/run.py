@@ -196,8 +196,9 @@ def _given_options(out: Path, resume: bool, given: dict) -> dict | None:
         raise ValueError(f"out: {out} is not a fine-tuning run")
     for k, v in given.items():
         if v is not None and recorded.get(k) != v:
+            name = {"batch_size": "batch", "learning_rate": "lr"}.get(k, k)
             raise ValueError(
-                f"{k}: the run in {out} used {recorded.get(k)!r}; resume with the same value"
+                f"{name}: the run in {out} used {recorded.get(k)!r}; resume with the same value"
             )
     return recorded
 

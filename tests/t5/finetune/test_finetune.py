@@ -53,7 +53,7 @@ def test_resume_equals_uninterrupted(pretrained, keyword, tmp_path):
     finetune(pretrained, "sst2", keyword, tmp_path / "b", steps=2, **kw)
     with pytest.raises(ValueError, match="already holds a run; pass --resume"):
         finetune(pretrained, "sst2", keyword, tmp_path / "b", steps=4, **kw)
-    with pytest.raises(ValueError, match=r"batch_size: the run in .* used 4"):
+    with pytest.raises(ValueError, match=r"batch: the run in .* used 4"):
         finetune(None, "sst2", None, tmp_path / "b", steps=4, resume=True, batch_size=8)
     resumed = finetune(None, "sst2", None, tmp_path / "b", steps=4, resume=True, **kw)
     assert resumed["dev"] == whole["dev"]
