@@ -1,33 +1,37 @@
 """Monte-Carlo top-k overlap ``E|T_k(x) ∩ T_k(y)| / k``, with a normal 95% interval.
 
-Every trial draws a fresh hash function (as :mod:`lshsim.estimate`) and one input pair, the
-same pairs as ``estimate_collision`` draws (unit vectors at a cosine, product keys' halves at
-that cosine, or sentence pairs at overlap ``f``), and records the fraction of the two top-k
-sets in common (:func:`lshsim.hashing.topk.topk_sets`). The trials are cut into the same
-seeded blocks (:data:`lshsim.estimate.BLOCK`, block ``i`` seeded by child ``i`` of the seed),
-run one after the other, so the same seed gives the same number. The per-trial overlap takes
-values ``0, 1/k, ..., 1``; the interval is ``mean ± 1.96 sd / sqrt(trials)`` (sample standard
+A thin wrapper around the estimation engine (:mod:`lshsim.estimation`) with the statistic
+:class:`lshsim.estimation.statistics.TopkOverlap`. Every trial draws a fresh hash function (as
+:mod:`lshsim.estimate`) and one input pair, the same pairs as ``estimate_collision`` draws
+(unit vectors at a cosine, product keys' halves at that cosine, or sentence pairs at overlap
+``f``), and records the fraction of the two top-k sets in common
+(:func:`lshsim.hashing.topk.topk_sets`). The trials are cut into the same seeded blocks
+(:data:`lshsim.estimation.engine.BLOCK`, block ``i`` seeded by child ``i`` of the seed), run one
+after the other, so the same seed gives the same number. The per-trial overlap takes values
+``0, 1/k, ..., 1``; the interval is ``mean ± 1.96 sd / sqrt(trials)`` (sample standard
 deviation), clipped to ``[0, 1]``.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
-
 from lshsim._validate import check_int
-from lshsim.estimate import BLOCK, Z95, _check_all, _draw_pairs, block_seed
-from lshsim.hashing.topk import TOPK_FAMILIES, topk_sets
+from lshsim.estimation import engine
+from lshsim.estimation.inputs import check_inputs
+from lshsim.estimation.intervals import interval
+from lshsim.estimation.statistics import TopkOverlap
 
 __all__ = ["OverlapEstimate", "estimate_topk_overlap"]
 
 
 @dataclass(frozen=True)
 class OverlapEstimate:
-    """A top-k overlap estimate; ``probability`` equals ``overlap`` (the CLI's two keys)."""
+    """A top-k overlap estimate; ``probability`` equals ``overlap`` (the CLI's two keys).
+
+    One trial per pair: ``pairs`` is also the number of trials (:attr:`trials`).
+    """
 
     family: str
     n: int
@@ -47,32 +51,14 @@ class OverlapEstimate:
     vocab: int
     params: dict = field(default_factory=dict)
 
+    @property
+    def trials(self) -> int:
+        """The trials: one per pair."""
+        return self.pairs
+
     def to_dict(self) -> dict:
         """A JSON-ready dict of every field."""
         return asdict(self)
-
-
-def _check_topk(family: str, n: int, k: int, params: dict) -> int:
-    if family not in TOPK_FAMILIES:
-        raise ValueError(f"topk applies to {', '.join(TOPK_FAMILIES)}, not '{family}'")
-    if params.get("rotation", "gaussian-projection") == "hadamard":
-        raise ValueError("topk needs a stored rotation: use rotation='gaussian-projection'")
-    limit = math.isqrt(n) if family == "productkey" else n
-    return check_int("topk (k)", k, 1, limit)
-
-
-def _block(cls, n, k, count, rng, inputs, params) -> tuple[float, float]:
-    """Sum and sum of squares of the per-trial overlaps of one block."""
-    x, y = _draw_pairs(cls, count, rng, *inputs)  # vector families: embedded pairs
-    seeds = rng.integers(0, 2**63, size=count)
-    total = squares = 0.0
-    for t in range(count):
-        h = cls(n, x.shape[1], int(seeds[t]), **params)
-        sets = topk_sets(h, np.stack((x[t], y[t])), k)
-        frac = np.intersect1d(sets[0], sets[1]).size / k
-        total += frac
-        squares += frac * frac
-    return total, squares
 
 
 def estimate_topk_overlap(
@@ -107,26 +93,17 @@ def estimate_topk_overlap(
     Returns:
         :class:`OverlapEstimate`; at ``k = 1`` it estimates the collision probability.
     """
-    cls, n, params, checked, _ = _check_all(
-        family, n, params, overlap, cosine, dim, length, vocab, samples, seed, "full"
-    )
-    overlap, cosine, dim, length, vocab, samples, seed = checked
-    k = _check_topk(family, n, k, params)
-    check_int("samples", samples, 2)
+    inputs = check_inputs(
+        family, n, params, overlap=overlap, cosine=cosine, dim=dim, length=length, vocab=vocab,
+        samples=samples, seed=seed, mode="full",
+    )  # fmt: skip
+    statistic = TopkOverlap.for_inputs(inputs, k)
+    check_int("samples", inputs.samples, 2)
     start = time.perf_counter()
-    root = np.random.SeedSequence(seed)
-    total = squares = 0.0
-    for i in range(math.ceil(samples / BLOCK)):
-        rng = np.random.default_rng(block_seed(root, i))
-        count = min(BLOCK, samples - i * BLOCK)
-        inputs = (overlap, cosine, dim, length, vocab)
-        s, q = _block(cls, n, k, count, rng, inputs, params)
-        total += s
-        squares += q
-    mean = total / samples
-    var = max(0.0, (squares - samples * mean * mean) / (samples - 1))
-    se = math.sqrt(var / samples)
+    tally = engine.run(statistic, inputs, threads=1)
+    est = interval(statistic.interval, tally)
     return OverlapEstimate(
-        family, n, k, mean, mean, max(0.0, mean - Z95 * se), min(1.0, mean + Z95 * se), se,
-        samples, time.perf_counter() - start, seed, overlap, cosine, dim, length, vocab, params,
+        family, inputs.n, statistic.k, est.estimate, est.estimate, est.low, est.high,
+        est.std_error, tally.pairs, time.perf_counter() - start, inputs.seed, inputs.overlap,
+        inputs.cosine, inputs.dim, inputs.length, inputs.vocab, inputs.params,
     )  # fmt: skip
