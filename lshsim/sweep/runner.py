@@ -26,7 +26,7 @@ from typing import Any
 from lshsim import __version__, theory
 from lshsim._validate import check_float, check_int
 from lshsim.estimate import Z95, check_estimate, estimate_collision
-from lshsim.hashing import FAMILIES, NoLaw, get_family
+from lshsim.hashing import COSINE_FAMILIES, FAMILIES, NoLaw, get_family
 from lshsim.sentences import check_sentence_model
 from lshsim.sweep.cell import Cell
 
@@ -116,6 +116,8 @@ def check_cell(cell: Cell) -> None:
     own, params = _split(kw, theory.collision_probability)
     _check_family(family, n, params)
     if cosine is not None:
+        if family not in COSINE_FAMILIES:
+            raise ValueError(f"cosine is not defined for family '{family}'; use overlap (f)")
         theory.cosine_family(family, n, params)  # the family's law at a cosine, or NoLaw
         check_float("cosine", cosine, -1.0, 1.0)
         return
