@@ -13,7 +13,6 @@ What one pair contributes:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numba
@@ -23,10 +22,9 @@ from lshsim._validate import check_int
 from lshsim.estimation.engine import Statistic
 from lshsim.estimation.inputs import Inputs, Pairs
 from lshsim.hashing import TOPK_FAMILIES
-from lshsim.hashing.ngram import check_ids, draw_multipliers, hash_rows, ngram_moduli
 from lshsim.hashing.topk import topk_sets
 
-__all__ = ["COLLISION", "Collision", "TopkOverlap", "ngram_head_hits"]
+__all__ = ["COLLISION", "Collision", "TopkOverlap"]
 
 
 class Collision(Statistic):
@@ -59,8 +57,8 @@ class Collision(Statistic):
             return np.asarray(cls.sample_reduced(n, pairs.cosines, rng, **params))
         a, b = pairs.first, pairs.second
         if cls.input_kind == "sequences":  # n-grams: every full window, all H heads collide
-            hits = ngram_head_hits(n, a, b, rng, **params)
-            return (hits == params["heads"]).sum(axis=-1)
+            hits = cls.head_hits(n, a, b, rng, **params)
+            return (hits == cls.check_params(n, **params)["heads"]).sum(axis=-1)
         width = inputs.dim if inputs.vectors else 1
         out = np.zeros(pairs.count, dtype=np.int64)
         for t in range(pairs.count):
@@ -100,10 +98,8 @@ class TopkOverlap(Statistic):
         """
         if inputs.family not in TOPK_FAMILIES:
             raise ValueError(f"topk applies to {', '.join(TOPK_FAMILIES)}, not '{inputs.family}'")
-        if inputs.params.get("rotation", "gaussian-projection") == "hadamard":
-            raise ValueError("topk needs a stored rotation: use rotation='gaussian-projection'")
-        limit = math.isqrt(inputs.n) if inputs.family == "productkey" else inputs.n
-        return cls(check_int("topk (k)", k, 1, limit))
+        inputs.cls.check_topk_params(inputs.params)
+        return cls(check_int("topk (k)", k, 1, inputs.cls.max_topk(inputs.n)))
 
     def desc(self, inputs: Inputs) -> str:
         """The progress bar's label."""
@@ -118,30 +114,3 @@ class TopkOverlap(Statistic):
             sets = topk_sets(h, np.stack((x[t], y[t])), k)
             out[t] = np.intersect1d(sets[0], sets[1]).size / k
         return out
-
-
-def ngram_head_hits(n, tokens1, tokens2, rng, *, ngram: int, heads: int) -> np.ndarray:
-    """Heads in which aligned full windows collide, one fresh function per pair.
-
-    Draws from ``rng`` what :meth:`lshsim.hashing.ngram.NGram.pair_collisions` draws, in the
-    same order, and keeps the per-pair detail that its histogram sums away:
-    ``np.bincount(hits.ravel(), minlength=heads + 1)`` is its result.
-
-    Args:
-        n: buckets ``m`` (checked).
-        tokens1: int64[p, l], the first sentence of each pair.
-        tokens2: int64[p, l], the second, aligned with the first.
-        rng: the generator that draws the ``p`` functions (multipliers, then salts).
-        ngram: ``N``.
-        heads: ``H``.
-
-    Returns:
-        int64[p, l - N + 1]: for each pair and full window, the heads whose buckets agree.
-    """
-    count = tokens1.shape[0]
-    mult = draw_multipliers(rng, (count, heads, ngram))
-    salt = rng.integers(0, 2**32, size=(count, heads), dtype=np.uint32)
-    moduli = np.array(ngram_moduli(n, heads), dtype=np.int64)
-    b1 = hash_rows(check_ids(tokens1), mult, salt, moduli)
-    b2 = hash_rows(check_ids(tokens2), mult, salt, moduli)
-    return (b1 == b2).sum(axis=-1)

@@ -375,6 +375,10 @@ class HashFamily:
     has_topk: ClassVar[bool] = False
 
     @classmethod
+    def check_topk_params(cls, params: dict) -> None:
+        """``ValueError`` if the top-k rule does not apply with these parameters (it does)."""
+
+    @classmethod
     def max_topk(cls, n: int) -> int:
         """The largest ``k`` the top-k rule takes at ``n`` buckets."""
         return n

@@ -237,8 +237,8 @@ class NGram(HashFamily):
         return out if self.params["heads"] > 1 else out[..., 0]
 
     @classmethod
-    def pair_collisions(cls, n, tokens1, tokens2, rng, **params):
-        """Head collisions of aligned windows, one fresh function per pair (for Monte Carlo).
+    def head_hits(cls, n, tokens1, tokens2, rng, **params):
+        """Heads in which aligned full windows collide, one fresh function per pair.
 
         Args:
             n: buckets ``m``.
@@ -248,7 +248,7 @@ class NGram(HashFamily):
             **params: ``ngram``, ``heads``.
 
         Returns:
-            int64[H + 1]: how many (pair, full window) trials collided in exactly ``k`` heads.
+            int64[p, l - N + 1]: for each pair and full window, the heads whose buckets agree.
         """
         p = cls.check_params(n, **params)
         heads, order = p["heads"], p["ngram"]
@@ -258,7 +258,16 @@ class NGram(HashFamily):
         moduli = np.array(ngram_moduli(p["n"], heads), dtype=np.int64)
         b1 = hash_rows(check_ids(tokens1), mult, salt, moduli)
         b2 = hash_rows(check_ids(tokens2), mult, salt, moduli)
-        hits = (b1 == b2).sum(axis=-1).reshape(-1)
+        return (b1 == b2).sum(axis=-1)
+
+    @classmethod
+    def pair_collisions(cls, n, tokens1, tokens2, rng, **params):
+        """int64[H + 1]: how many (pair, full window) trials collided in exactly ``k`` heads.
+
+        The histogram of :meth:`head_hits` (the same draws from ``rng``), for Monte Carlo.
+        """
+        heads = cls.check_params(n, **params)["heads"]
+        hits = cls.head_hits(n, tokens1, tokens2, rng, **params).reshape(-1)
         return np.bincount(hits, minlength=heads + 1).astype(np.int64)
 
 

@@ -29,6 +29,7 @@ MAX_REDUCED_BUCKETS = 2**30
 
 
 def check_reduced(n: int, family: str) -> None:
+    """``ValueError`` naming ``n (buckets)`` when reduced mode cannot sample ``n`` columns."""
     if n > MAX_REDUCED_BUCKETS:
         raise ValueError(
             f"n (buckets) must be <= 2^30 for family '{family}' in mode='reduced', got {n}"

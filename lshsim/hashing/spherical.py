@@ -320,6 +320,12 @@ class CrossPolytope(HashFamily):
         big = 1 << max(d - 1, m - 1, 0).bit_length()
         return cls.ROUNDS * big * (math.log2(big) + 1.0) / (2.0 * d)
 
+    @classmethod
+    def check_topk_params(cls, params):
+        """The top-k rule reads the scores of a stored rotation: not ``hadamard``."""
+        if params.get("rotation", "gaussian-projection") == "hadamard":
+            raise ValueError("topk needs a stored rotation: use rotation='gaussian-projection'")
+
     def topk_block(self, x, k, out):
         """Top-``k`` of the ``2m`` signed coordinates ``concat(y, -y)`` of the rotated ``y``."""
         y = x @ np.ascontiguousarray(self.matrix, dtype=x.dtype).T

@@ -22,8 +22,7 @@ from lshsim.estimation import (
     run_blocks,
     wilson_interval,
 )
-from lshsim.estimation.statistics import ngram_head_hits
-from lshsim.hashing import get_family
+from lshsim.hashing import NGram, get_family
 from lshsim.sentences import shared_tokens
 
 DEFAULTS = {"overlap": None, "cosine": None, "dim": 16, "length": 12, "vocab": 32128}
@@ -143,7 +142,7 @@ def test_ngram_head_hits_are_the_pair_collisions_histogram(ngram, heads):
     t2 = np.where(rng.random((40, 9)) < 0.6, t1, rng.integers(0, 50, size=(40, 9)))
     cls = get_family("ngram")
     law = cls.pair_collisions(97, t1, t2, np.random.default_rng(8), ngram=ngram, heads=heads)
-    hits = ngram_head_hits(97, t1, t2, np.random.default_rng(8), ngram=ngram, heads=heads)
+    hits = NGram.head_hits(97, t1, t2, np.random.default_rng(8), ngram=ngram, heads=heads)
     assert hits.shape == (40, 9 - ngram + 1)
     assert np.array_equal(np.bincount(hits.ravel(), minlength=heads + 1), law)
 
