@@ -14,6 +14,8 @@ from pathlib import Path
 
 from lshsim._io import check_output_dir
 from lshsim._validate import check_int
+from lshsim.t5.lookups import LOOKUPS
+from lshsim.t5.memory_methods import METHODS
 
 #: The ranges of the options that the library does not check itself, or reads 0 as "the
 #: default" for: argparse dest -> ``(lo, hi)`` (``hi`` ``None``: no upper bound). The library
@@ -29,17 +31,19 @@ STEP_RANGES = {"step": (0, None)}
 #: The memory flags whose 0 the config reads as "the default".
 MEMORY_RANGES = {"extra": (1, None), "buckets": (1, None)}
 
-#: Options that need a memory method / a K-block wide one / a lookup / a given lookup.
-NEEDS = (
-    (("K", "extra"), "memory", ("sum", "sameup", "altup")),
-    (("cross", "output"), "memory", ("sameup", "altup")),
-    (("lsh_family", "lookup_seed"), "lookup", ("lsh",)),
-    (("router_jitter", "router_balance_loss", "router_z_loss"), "lookup", ("softmax",)),
-    (("rank", "buckets"), "lookup", ("tokenid", "softmax", "lsh", "productkey", "ngram")),
-    (("topk",), "lookup", ("productkey",)),
-    (("ngram",), "lookup", ("ngram",)),
-    (("heads",), "lookup", ("productkey", "ngram")),
-)
+
+def _needs(field: str, registry: dict) -> tuple:
+    """``((flag,), field, names)`` per flag of the registry's items: the items that it tunes."""
+    flags = dict.fromkeys(f for item in registry.values() for f in item.flags)
+    return tuple(
+        ((f,), field, tuple(name for name, item in registry.items() if f in item.flags))
+        for f in flags
+    )
+
+
+#: Options that need a memory method / a K-block wide one / a lookup / a given lookup, from
+#: each method's and lookup's ``flags`` (:mod:`lshsim.t5.memory_methods`, :mod:`lshsim.t5.lookups`).
+NEEDS = (*_needs("memory", METHODS), *_needs("lookup", LOOKUPS))
 
 
 def flag(dest: str) -> str:

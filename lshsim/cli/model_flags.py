@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from lshsim.t5.configs import COLLAPSES, CONFIGS, LOOKUPS, LSH_FAMILIES, MEMORY_METHODS, T5Config
+from lshsim.t5.lookups import LOOKUPS as LOOKUP_REGISTRY
 
 #: Help of ``--config``.
 CONFIG_HELP = "model config: " + ", ".join(CONFIGS) + " (tiny trains on 2 CPU cores)"
@@ -89,7 +90,12 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         help="logits from a K d x vocab table (wide, Table 3) or from the summed blocks "
         "(default wide; with --memory sameup|altup)",
     )
-    g.add_argument("--lookup", choices=LOOKUPS, help="partial experts' lookup (none)")
+    g.add_argument(
+        "--lookup",
+        choices=LOOKUPS,
+        help="partial experts' lookup (none): "
+        + "; ".join(f"{name}: {lookup.help}" for name, lookup in LOOKUP_REGISTRY.items()),
+    )
     g.add_argument("--rank", type=int, metavar="R", help="expert rank (0; with --lookup)")
     g.add_argument(
         "--buckets",

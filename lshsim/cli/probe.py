@@ -19,6 +19,7 @@ from lshsim.cli.model_flags import (
     add_mesh_flag,
     config_from_args,
 )
+from lshsim.t5.lookups import LOOKUPS
 
 _EPILOG = """\
 the columns:
@@ -145,7 +146,7 @@ def _source(args):
     if args.step is not None:
         raise ValueError("step: only with --checkpoint")
     if args.lookup is None:
-        raise ValueError("lookup: --config needs --lookup tokenid|softmax|lsh|productkey|ngram")
+        raise ValueError(f"lookup: --config needs --lookup {'|'.join(LOOKUPS)}")
     config = config_from_args(args)
     probe.theory_family(config)  # a model without a lookup is refused before any work
     rows, ids = probe.sentence_source(config, corpus=args.corpus, seed=seed, length=args.length)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from lshsim.plots.probe import plot_routing_init, plot_routing_trained
 from lshsim.studies.base import Study
+from lshsim.t5.lookups import LOOKUPS
 
 #: the model the routing studies probe, and how its trained version is trained (2 CPU cores)
 PROBE_CONFIG = "tiny"
@@ -23,8 +24,9 @@ PROBE_TRAIN = {"batch_size": 16, "input_length": 64}
 #: hash functions stay fixed (only the layer inputs can adapt to them), and product keys
 #: (learned sub-keys, like the router)
 TRAINED_LOOKUPS = ("softmax", "lsh", "productkey")
-#: the lookups probed at initialisation
-INIT_LOOKUPS = ("softmax", "lsh", "tokenid", "productkey", "ngram")
+#: the lookups probed at initialisation: every lookup of the registry, the paper's router and
+#: LSH first (the figure's order), then the others in the registry's order
+INIT_LOOKUPS = ("softmax", "lsh", *(name for name in LOOKUPS if name not in ("softmax", "lsh")))
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def _probe_config(lookup: str):
     from lshsim.t5.configs import get_config
 
     return get_config(PROBE_CONFIG).replace(
-        lookup=lookup, buckets=0 if lookup == "tokenid" else PROBE_BUCKETS
+        lookup=lookup, buckets=0 if LOOKUPS[lookup].fixed_table else PROBE_BUCKETS
     )
 
 

@@ -18,6 +18,7 @@ import dataclasses
 from lshsim._memory import available_bytes, check_fits, format_bytes
 from lshsim._validate import check_int
 from lshsim.t5.configs import T5Config, get_config
+from lshsim.t5.lookups import lookup_of
 
 #: Bytes of one parameter (parameters are float32 whatever the compute dtype).
 PARAM_BYTES = 4
@@ -83,16 +84,9 @@ def _widths(cfg: T5Config) -> tuple[int, int]:
 
 
 def _expert_params(cfg: T5Config) -> int:
-    """Parameters of one layer's partial expert (router, table or low-rank pair)."""
-    if cfg.lookup == "none":
-        return 0
-    if cfg.lookup in ("productkey", "ngram"):
-        from lshsim.t5.lookups.sizes import expert_params
-
-        return expert_params(cfg)
-    n, d, r = cfg.num_buckets, cfg.d_model, cfg.expert_rank
-    router = d * n if cfg.lookup == "softmax" else 0
-    return router + (n * d if r == 0 else 2 * n * d * r)
+    """Parameters of one layer's partial expert (its lookup's closed form; 0 without one)."""
+    lookup = lookup_of(cfg)
+    return lookup.expert_params(cfg) if lookup else 0
 
 
 def param_count(config: T5Config | str) -> dict[str, int]:

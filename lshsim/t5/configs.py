@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from typing import Any
 
 from lshsim._validate import check_float, check_int
-from lshsim.hashing import CrossPolytope, SimHash
+from lshsim.t5.lookups import DEFAULT_BUCKETS, NO_LOOKUP, Lookup, lookup_of
+from lshsim.t5.lookups import LOOKUPS as _LOOKUPS
+from lshsim.t5.lookups.lsh import LSH_FAMILIES
+from lshsim.t5.lookups.lsh import LSH_HASH_FAMILIES as LSH_HASH_FAMILIES  # re-exported
+from lshsim.t5.memory_methods import METHODS, NO_MEMORY
 
 #: Sentinel ids (``<extra_id_0>`` ... ``<extra_id_99>``) that follow the real pieces.
 NUM_SENTINELS = 100
@@ -63,8 +66,9 @@ class T5Config:
             ``wide`` (keys and values project all ``K d``; the paper's Table 3) or ``sum``.
         memory_output: how the K blocks reach the logits: ``wide`` (a ``K d x vocab`` output
             table, the paper's Table 3) or ``sum`` (blocks summed, a ``d x vocab`` table).
-        lookup: partial experts added to every layer's output: ``none``, ``tokenid``,
-            ``softmax`` or ``lsh``.
+        lookup: partial experts added to every layer's output: ``none`` or a lookup of
+            :data:`lshsim.t5.lookups.LOOKUPS` (``tokenid``, ``softmax``, ``lsh``, ``productkey``,
+            ``ngram``).
         expert_rank: 0 (a constant vector per bucket) or ``r`` (``V relu(U^T x)``).
         buckets: table size of each layer's lookup; 0 means the vocabulary for ``tokenid``
             (the only size it allows) and 64 otherwise.
@@ -127,21 +131,21 @@ class T5Config:
     @property
     def widened(self) -> bool:
         """Whether the token representation is K blocks wide (sameup / altup)."""
-        return self.memory in ("sameup", "altup")
+        method = METHODS.get(self.memory)
+        return method is not None and method.widened
 
     @property
     def embed_width(self) -> int:
         """Width of the input embedding table: ``d``, or ``d + e`` with memory."""
-        if self.memory == "none":
+        if self.memory == NO_MEMORY:
             return self.d_model
         return self.d_model + (self.memory_extra or (self.memory_k - 1) * self.d_model)
 
     @property
     def num_buckets(self) -> int:
-        """Each layer's lookup table size (the vocabulary for ``tokenid``)."""
-        if self.lookup == "tokenid":
-            return self.vocab_size
-        return self.buckets or 64
+        """Each layer's lookup table size (the lookup's rule: the vocabulary for ``tokenid``)."""
+        lookup = lookup_of(self)
+        return lookup.table_size(self) if lookup else self.buckets or DEFAULT_BUCKETS
 
     def replace(self, **changes: Any) -> T5Config:
         """A copy with ``changes`` applied (unknown fields raise ``ValueError``)."""
@@ -169,16 +173,12 @@ class T5Config:
         return cls(**d)
 
 
-#: Choices of the memory and lookup fields (the CLI and the studies enumerate these).
-MEMORY_METHODS = ("none", "sum", "sameup", "altup")
-LOOKUPS = ("none", "tokenid", "softmax", "lsh", "productkey", "ngram")
-#: The :mod:`lshsim.hashing` family ``(name, parameters)`` of each ``lsh_family``: the model
-#: draws its LSH matrix from it and buckets by its rule (``HashFamily.buckets_from_scores``).
-LSH_HASH_FAMILIES = {
-    cls.name: (cls.name, params)
-    for cls, params in ((SimHash, {}), (CrossPolytope, {"rotation": "gaussian"}))
-}
-LSH_FAMILIES = tuple(LSH_HASH_FAMILIES)
+#: Choices of the memory and lookup fields (the CLI and the studies enumerate these): "none"
+#: and the registries :data:`lshsim.t5.memory_methods.METHODS`, :data:`lshsim.t5.lookups.LOOKUPS`.
+MEMORY_METHODS = (NO_MEMORY, *METHODS)
+LOOKUPS = (NO_LOOKUP, *_LOOKUPS)
+#: ``lsh_family``'s choices, :data:`LSH_FAMILIES`, and their :mod:`lshsim.hashing` families,
+#: :data:`LSH_HASH_FAMILIES`, are :mod:`lshsim.t5.lookups.lsh`'s (imported above).
 COLLAPSES = ("wide", "sum")
 EXPERT_IMPLS = ("gather", "ragged")
 
@@ -204,8 +204,11 @@ def _validate_memory(cfg: T5Config) -> None:
     check_float("router_z_loss", cfg.router_z_loss, 0.0, 1e6)
     extra = check_int("memory_extra (e)", cfg.memory_extra, 0)
     if extra:
-        if cfg.memory == "none":
-            raise ValueError("memory_extra (e) needs a memory method (sum, sameup or altup)")
+        if cfg.memory == NO_MEMORY:
+            *rest, last = METHODS
+            raise ValueError(
+                f"memory_extra (e) needs a memory method ({', '.join(rest)} or {last})"
+            )
         if k < 2 or extra % (k - 1):
             raise ValueError(
                 f"memory_extra (e={extra}) cannot be divided into K-1={k - 1} sub-blocks: "
@@ -215,35 +218,11 @@ def _validate_memory(cfg: T5Config) -> None:
         n = check_int("buckets", cfg.buckets, 1)
     else:
         n = cfg.num_buckets
-    if cfg.lookup == "tokenid" and n != cfg.vocab_size:
-        raise ValueError(
-            f"buckets: tokenid's table is the vocabulary ({cfg.vocab_size} rows), got {n}"
-        )
-    if cfg.lookup == "lsh" and cfg.lsh_family == "simhash" and (n < 2 or n & (n - 1)):
-        raise ValueError(f"buckets: simhash needs a power of two >= 2, got {n}")
-    if cfg.lookup == "lsh" and cfg.lsh_family == "crosspolytope" and (n < 2 or n % 2):
-        raise ValueError(f"buckets: crosspolytope needs an even number >= 2, got {n}")
-    _validate_beyond(cfg, n)
-
-
-def _validate_beyond(cfg: T5Config, n: int) -> None:
-    """The product-key and n-gram fields (lookups beyond the paper)."""
-    k = check_int("topk", cfg.topk, 1)
+    check_int("topk", cfg.topk, 1)
     check_int("heads (lookup_heads)", cfg.lookup_heads, 1, 64)
     check_int("ngram", cfg.ngram, 1, 64)
-    if cfg.lookup == "ngram" and not 2 <= n <= 2**31:
-        raise ValueError(f"buckets: ngram needs a table size in [2, 2^31], got {n}")
-    if cfg.lookup != "productkey":
-        if k != 1:
-            raise ValueError(f"topk: only the productkey lookup reads k > 1 slots, got {k}")
-        return
-    s = math.isqrt(n)
-    if s * s != n or s < 2:
-        raise ValueError(f"buckets: productkey needs a perfect square s^2 >= 4, got {n}")
-    if k > s:
-        raise ValueError(f"topk: productkey needs 1 <= k <= sqrt(buckets) = {s}, got {k}")
-    if cfg.d_model % 2:
-        raise ValueError(f"d_model: productkey halves the query, needs even, got {cfg.d_model}")
+    # the lookup's own rules (table size, top-k); without one, the base rule (k = 1)
+    (lookup_of(cfg) or Lookup()).validate(cfg, n)
 
 
 def padded_vocab(num_pieces: int) -> int:

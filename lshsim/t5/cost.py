@@ -25,6 +25,7 @@ from lshsim._validate import check_int
 from lshsim.t5.budget import check_lengths
 from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.data.spans import compute_input_and_target_lengths
+from lshsim.t5.lookups import LOOKUPS
 
 __all__ = ["check_lengths", "comparison", "comparison_configs", "flops_per_token"]
 
@@ -126,15 +127,9 @@ def comparison_configs(config: T5Config | str) -> dict[str, T5Config]:
     )
     out["sameup K=2"] = base.replace(memory="sameup", memory_k=2)
     out["sum K=2"] = base.replace(memory="sum", memory_k=2)
-    out["tokenid rank 0"] = base.replace(lookup="tokenid")
-    out["softmax rank 128, 64 buckets"] = base.replace(
-        lookup="softmax", expert_rank=128, buckets=64
-    )
-    out["lsh rank 128, 128 buckets"] = base.replace(lookup="lsh", expert_rank=128, buckets=128)
-    out["productkey 1024 slots, top-2"] = base.replace(lookup="productkey", buckets=1024, topk=2)
-    out["ngram N=2, 2 heads x 1024 rows"] = base.replace(
-        lookup="ngram", ngram=2, lookup_heads=2, buckets=1024
-    )
+    for name, lookup in LOOKUPS.items():  # each lookup's example (its ``cost_example``)
+        label, changes = lookup.cost_example
+        out[label] = base.replace(lookup=name, **changes)
     out["plain width 2d"] = widened_transformer(base, 2)
     out["plain width 4d"] = widened_transformer(base, 4)
     return out

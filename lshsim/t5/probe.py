@@ -54,12 +54,10 @@ from typing import Any
 
 import numpy as np
 
-from lshsim import theory
 from lshsim._validate import check_float, check_int
-from lshsim.t5.configs import LSH_HASH_FAMILIES, T5Config
-from lshsim.t5.lookups import probe_theory
-from lshsim.t5.lookups.sizes import BEYOND_LOOKUPS
-from lshsim.t5.usage import usage_metrics
+from lshsim.t5.configs import T5Config
+from lshsim.t5.lookups import Lookup, lookup_of
+from lshsim.t5.lookups.router_probe import redrawn_rates as redrawn_rates  # re-exported
 
 #: overlaps probed by default
 OVERLAPS = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -103,18 +101,19 @@ def theory_family(config: T5Config) -> tuple[str | None, dict]:
     """The hash family whose theory predicts ``config``'s lookup: ``(name, params)``.
 
     ``softmax`` -> ``voronoi`` (a random router), ``lsh`` -> ``simhash`` or
-    ``crosspolytope`` (Gaussian rotation), ``tokenid`` -> ``(None, {})`` (exact equality).
+    ``crosspolytope`` (Gaussian rotation), ``tokenid`` -> ``(None, {})`` (exact equality);
+    product keys and n-grams -> their own name (:mod:`lshsim.t5.lookups.probe_theory`). Each
+    lookup says (:meth:`lshsim.t5.lookups.Lookup.probe_family`).
     """
-    if config.lookup == "softmax":
-        return "voronoi", {}
-    if config.lookup == "lsh":
-        name, params = LSH_HASH_FAMILIES[config.lsh_family]
-        return name, dict(params)
-    if config.lookup == "tokenid":
-        return None, {}
-    if config.lookup in BEYOND_LOOKUPS:  # predicted by lshsim.t5.lookups.probe_theory
-        return config.lookup, {}
-    raise ValueError(f"lookup: the model has no lookup to probe (lookup {config.lookup!r})")
+    return _lookup(config).probe_family(config)
+
+
+def _lookup(config: T5Config) -> Lookup:
+    """The config's lookup; a model without one is refused."""
+    lookup = lookup_of(config)
+    if lookup is None:
+        raise ValueError(f"lookup: the model has no lookup to probe (lookup {config.lookup!r})")
+    return lookup
 
 
 def make_pairs(
@@ -202,6 +201,7 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
         ``{"encoder/0": (bucket int64[S, length], input float32[S, length, d]), ...}`` in
         layer order, encoder first.
     """
+    lookup = _lookup(config)
     run = _recorder(config)
     parts: dict[str, list] = {}
     for start in range(0, tokens.shape[0], batch):
@@ -213,10 +213,7 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
         ):
             for i in range(count):
                 e = inter[stack][f"layers_{i}"]["expert"]
-                if config.lookup in BEYOND_LOOKUPS:
-                    ids, vec = probe_theory.record_arrays(config, e)
-                else:
-                    ids, vec = e["bucket"][0], e["layer_input"][0]
+                ids, vec = lookup.probe_record(config, e)
                 parts.setdefault(_layer_name(stack, i), []).append(
                     (np.asarray(ids), np.asarray(vec, np.float32))
                 )
@@ -227,48 +224,6 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
         )
         for name, chunks in parts.items()
     }
-
-
-def _cosines(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
-    xa = xa.astype(np.float64)
-    xb = xb.astype(np.float64)
-    num = np.einsum("...i,...i->...", xa, xb)
-    den = np.linalg.norm(xa, axis=-1) * np.linalg.norm(xb, axis=-1)
-    return np.clip(num / np.where(den > 0, den, 1.0), -1.0, 1.0)
-
-
-def redrawn_rates(
-    family: str, n: int, params: dict, xa: np.ndarray, xb: np.ndarray, draws: int, seed
-) -> np.ndarray:
-    """Collision rates of ``draws`` fresh lookups of ``family`` on the recorded inputs.
-
-    Each lookup is drawn by :func:`lshsim.hashing.make_family` from one child of ``seed``;
-    the hashing is done here with one BLAS product for all draws (the kernels hash one
-    function at a time).
-
-    Args:
-        family: ``voronoi``, ``simhash`` or ``crosspolytope`` (Gaussian rotation).
-        n: buckets.
-        params: the family's parameters.
-        xa: ``[P, d]`` first inputs.
-        xb: ``[P, d]`` the paired second inputs.
-        draws: number of independent lookups.
-        seed: a ``SeedSequence`` (or int) for the draws.
-
-    Returns:
-        ``float64[draws]``: each draw's fraction of pairs in one bucket.
-    """
-    from lshsim.hashing import get_family, make_family
-
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    d = xa.shape[-1]
-    mats = [make_family(family, n, d, seed=c, **params).matrix for c in seq.spawn(draws)]
-    m = mats[0].shape[0]
-    stacked = np.concatenate(mats).T.astype(np.float32)  # [d, draws * m]
-    sa = (xa.astype(np.float32) @ stacked).reshape(-1, draws, m)
-    sb = (xb.astype(np.float32) @ stacked).reshape(-1, draws, m)
-    rule = get_family(family).buckets_from_scores
-    return np.array([np.mean(rule(sa[:, r]) == rule(sb[:, r])) for r in range(draws)])
 
 
 def layer_stats(
@@ -302,66 +257,20 @@ def layer_stats(
         buckets used: a collapsed router uses few), ``redrawn`` (mean rate of the re-drawn
         lookups, NaN without) and ``v_router`` (their variance).
     """
-    if config.lookup in BEYOND_LOOKUPS:
-        return probe_theory.layer_stats(
-            name, overlap, config, rec_a, rec_b, tok_a, tok_b, router_draws=router_draws, seed=seed
-        )
-    family, fparams = theory_family(config)
-    (ba, xa), (bb, xb) = rec_a, rec_b
-    same = tok_a == tok_b
-    redrawn, v_router = math.nan, 0.0
-    if family is None:
-        redrawn = float(same.mean())
-    elif router_draws > 1:
-        d = xa.shape[-1]
-        rates = redrawn_rates(
-            family,
-            config.num_buckets,
-            fparams,
-            xa.reshape(-1, d),
-            xb.reshape(-1, d),
-            router_draws,
-            seed,
-        )
-        redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
-    usage = usage_metrics(np.concatenate([ba.ravel(), bb.ravel()]), config.num_buckets)
-    return {
-        "name": name,
-        "overlap": overlap,
-        "effective_buckets": usage["effective"],
-        "usage": usage,
-        "collide": ba == bb,
-        "cos": _cosines(xa, xb),
-        "same": same,
-        "redrawn": redrawn,
-        "v_router": v_router,
-    }
-
-
-@functools.lru_cache(maxsize=64)
-def _at_cosine(family: str, n: int, cosine: float, params: tuple) -> float:
-    return theory.probability(family, n, cosine, **dict(params))
+    return _lookup(config).probe_stats(
+        name, overlap, config, rec_a, rec_b, tok_a, tok_b, router_draws=router_draws, seed=seed
+    )
 
 
 def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]:
     """The probe's rows from :func:`layer_stats` results, with the theory's predictions.
 
-    All rows' cosines go through one :func:`lshsim.theory.probabilities` call (one checked
+    All rows' cosines go through one theory call (the lookup's
+    :meth:`~lshsim.t5.lookups.Lookup.probe_predictions`; for a hash family one checked
     Chebyshev table of ``log P``), so the quadrature is paid once per probe.
     """
-    family, fparams = theory_family(config)
-    n = config.num_buckets
-    if config.lookup in BEYOND_LOOKUPS:
-        per_position = probe_theory.predictions(config, stats)
-    elif family is None:
-        per_position = [st["same"].astype(np.float64) for st in stats]
-    else:
-        flat = np.concatenate([st["cos"].reshape(-1) for st in stats])
-        pred = theory.probabilities(family, n, flat, **fparams)
-        splits = np.cumsum([st["cos"].size for st in stats])[:-1]
-        per_position = [
-            p.reshape(st["cos"].shape) for p, st in zip(np.split(pred, splits), stats, strict=True)
-        ]
+    lookup = _lookup(config)
+    per_position = lookup.probe_predictions(config, stats)
     rows = []
     for st, pp in zip(stats, per_position, strict=True):
         f = st["overlap"]
@@ -370,12 +279,7 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
         measured = float(per_pair.mean())
         v_pairs = float(per_pair.var(ddof=1) / pairs) if pairs > 1 else 0.0
         predicted = float(pp.mean())
-        if config.lookup in BEYOND_LOOKUPS:
-            at_f = probe_theory.at_overlap(config, f, length)
-        elif family is None:
-            at_f = f
-        else:
-            at_f = _at_cosine(family, n, f, tuple(fparams.items()))
+        at_f = lookup.probe_at_overlap(config, f, length)
         sd = math.sqrt(v_pairs + st["v_router"])
         diff = measured - predicted
         if sd > 0:
@@ -442,13 +346,10 @@ def probe(
     Returns:
         The rows (keys :data:`ROW_KEYS`).
     """
-    theory_family(config)  # refuses a model without a lookup
+    lookup = _lookup(config)  # refuses a model without a lookup
     samples = check_int("samples", samples, 2)
     router_draws = check_int("router_draws", router_draws, 0)
-    if config.lookup == "productkey" and config.topk > 1 and router_draws < 2:
-        raise ValueError(
-            "router_draws: top-k product keys are predicted by re-drawn sub-keys, need >= 2"
-        )
+    lookup.check_probe(config, router_draws)
     overlaps = [check_float("overlap", f, 0.0, 1.0) for f in overlaps]
     if not overlaps:
         raise ValueError("overlaps: need at least one overlap")

@@ -30,6 +30,7 @@ import optax
 
 from lshsim._validate import check_int
 from lshsim.t5.configs import T5Config
+from lshsim.t5.lookups import lookup_of
 from lshsim.t5.model import T5, init_params
 
 
@@ -106,13 +107,14 @@ def cross_entropy(
 
 def has_aux_losses(config: T5Config) -> bool:
     """Whether the model sows router losses (softmax lookup with a balance or z coefficient)."""
-    losses = config.router_balance_loss > 0 or config.router_z_loss > 0
-    return config.lookup == "softmax" and losses
+    lookup = lookup_of(config)
+    return lookup is not None and lookup.sows_aux_losses(config)
 
 
 def is_deterministic(config: T5Config) -> bool:
     """Whether a training step needs no randomness (no dropout, no router jitter)."""
-    jitter = config.lookup == "softmax" and config.router_jitter > 0
+    lookup = lookup_of(config)
+    jitter = lookup is not None and lookup.needs_rng(config)
     return config.dropout_rate == 0.0 and not jitter
 
 

@@ -91,11 +91,11 @@ def test_ngram_redrawn_mean_is_sharing_plus_the_hash_term():
 def test_at_overlap_by_hand():
     cfg = MICRO.replace(lookup="ngram", buckets=10, ngram=2)  # m_0 = 10 (one head: m itself)
     q = 5 * 4 / (10 * 9)  # 5 of 10 positions kept: both of a 2-gram's kept
-    assert probe_theory.at_overlap(cfg, 0.5, 10) == pytest.approx(q + (1 - q) / 10)
+    assert probe_theory.ngram_at_overlap(cfg, 0.5, 10) == pytest.approx(q + (1 - q) / 10)
     one = cfg.replace(ngram=1)
-    assert probe_theory.at_overlap(one, 0.3, 10) == pytest.approx(0.3 + 0.7 / 10)
+    assert probe_theory.ngram_at_overlap(one, 0.3, 10) == pytest.approx(0.3 + 0.7 / 10)
     pk = MICRO.replace(lookup="productkey", buckets=64)
-    assert probe_theory.at_overlap(pk, 0.4, 10) == pytest.approx(
+    assert probe_theory.productkey_at_overlap(pk, 0.4, 10) == pytest.approx(
         theory.probability("voronoi", 8, 0.4) ** 2
     )
 

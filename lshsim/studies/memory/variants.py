@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from lshsim.t5.configs import T5Config, get_config
+from lshsim.t5.lookups import get_lookup
+from lshsim.t5.memory_methods import get_method
 
 #: Steps and warmup of every smoke run (calibrated: ~25 min for all four studies x 3 seeds).
 SMOKE_STEPS = 200
@@ -137,18 +139,18 @@ REAL_500K = dataclasses.replace(REAL_100K, steps=500_000)
 
 def memory_variant(method: str, k: int) -> Variant:
     """Wide-embedding memory consumed by ``method`` (sum, sameup, altup) with ``K = k``."""
-    names = {"sum": "Sum", "sameup": "SameUp", "altup": "AltUp"}
-    return Variant(f"{names[method]} K={k}", (("memory", method), ("memory_k", k)), names[method])
+    label = get_method(method).label
+    return Variant(f"{label} K={k}", (("memory", method), ("memory_k", k)), label)
 
 
 def lookup_variant(lookup: str, rank: int, buckets: int, label: str | None = None) -> Variant:
     """Partial experts of ``lookup`` (tokenid: ``buckets`` must be the vocabulary)."""
-    names = {"tokenid": "Token-ID", "softmax": "Softmax", "lsh": "LSH"}
+    spec = get_lookup(lookup)
     changes: tuple[tuple[str, Any], ...] = (("lookup", lookup), ("expert_rank", rank))
-    if lookup != "tokenid":
+    if not spec.fixed_table:
         changes += (("buckets", buckets),)
-    text = label or f"{names[lookup]} r{rank} b{buckets}"
-    return Variant(text, changes, names[lookup])
+    text = label or f"{spec.label} r{rank} b{buckets}"
+    return Variant(text, changes, spec.label)
 
 
 def budget_units(rank: int, buckets: int) -> int:

@@ -29,12 +29,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lshsim.t5.configs import T5Config
 from lshsim.t5.lookups.tables import param, rms, values
 
 
 @functools.lru_cache(maxsize=256)
-def ngram_family(config: T5Config, stack: int, layer: int):
+def ngram_family(config, stack: int, layer: int):
     """The layer's :class:`lshsim.hashing.NGram`, from ``SeedSequence([seed, stack, layer])``."""
     from lshsim.hashing import make_family
 
@@ -53,8 +52,8 @@ def ngram_buckets(tokens, family) -> jax.Array:
     ).reshape(*tokens.shape, len(family.moduli))
 
 
-def ngram_layer(module, x2, token_ids, cfg: T5Config, dt):
-    """``(gated out [N, d], head 0's bucket [N], buckets [N, H])`` of ``token_ids [B, L]``."""
+def ngram_layer(module, x2, token_ids, cfg, dt):
+    """``(gated out [N, d], head 0's bucket [N], buckets [N, H], {})`` of ``token_ids [B, L]``."""
     family = ngram_family(cfg, module.stack, module.layer)
     primes = [int(m) for m in family.moduli]
     buckets = ngram_buckets(token_ids, family).reshape(-1, len(primes))  # [N, H]
@@ -67,4 +66,4 @@ def ngram_layer(module, x2, token_ids, cfg: T5Config, dt):
     se = param(module, "gate_key_scale", nn.initializers.ones, (d,), ("embed",))
     eps = cfg.layer_norm_eps
     logit = jnp.sum(rms(x2, sx, eps) * rms(e, se, eps), axis=-1) / math.sqrt(d)
-    return e * jax.nn.sigmoid(logit)[:, None].astype(dt), buckets[:, 0], buckets
+    return e * jax.nn.sigmoid(logit)[:, None].astype(dt), buckets[:, 0], buckets, {}

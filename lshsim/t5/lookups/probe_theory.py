@@ -1,6 +1,7 @@
 """The routing probe's theory for product keys and hashed n-grams.
 
-:mod:`lshsim.t5.probe` hands these lookups' layers here; the rows have the same keys.
+The probe hooks of :class:`~lshsim.t5.lookups.productkey.ProductKey` and
+:class:`~lshsim.t5.lookups.ngram.NGram` (:mod:`lshsim.t5.probe`); the rows have the same keys.
 
 Product keys, top-1 (``topk = 1``)
     The measured event is "head 0's top-1 slot is the same for both sentences". The top-1
@@ -46,23 +47,22 @@ from typing import Any
 import numpy as np
 
 from lshsim import theory
-from lshsim.t5.configs import T5Config
 from lshsim.t5.lookups.sizes import ngram_table_sizes
 from lshsim.t5.usage import usage_metrics
 
 
-def record_arrays(config: T5Config, expert: dict) -> tuple[Any, Any]:
-    """``(ids, vectors)`` a layer's ``intermediates`` contribute to the probe.
+def productkey_record(expert: dict) -> tuple[Any, Any]:
+    """Product keys' ``(ids, vectors)``: head 0's slots ``[B, L, k]`` and query ``[B, L, d]``."""
+    return expert["slots"][0][..., 0, :], expert["query"][0][..., 0, :]
 
-    Product keys: head 0's selected slots ``[B, L, k]`` and query ``[B, L, d]``; n-grams:
-    all heads' buckets ``[B, L, H]`` and the layer input.
-    """
-    if config.lookup == "productkey":
-        return expert["slots"][0][..., 0, :], expert["query"][0][..., 0, :]
+
+def ngram_record(expert: dict) -> tuple[Any, Any]:
+    """N-grams' ``(ids, vectors)``: all heads' buckets ``[B, L, H]`` and the layer input."""
     return expert["slots"][0], expert["layer_input"][0]
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosines of paired vectors over their last axis (0 where a vector is 0)."""
     a = a.astype(np.float64)
     b = b.astype(np.float64)
     den = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
@@ -129,10 +129,17 @@ def redrawn_ngram(
     return np.array(rates)
 
 
-def layer_stats(
+def _finish(out: dict[str, Any], sa, sb, n_slots: int, redrawn: float, v_router: float) -> dict:
+    usage = usage_metrics(np.concatenate([sa.ravel(), sb.ravel()]), n_slots)
+    out.update(redrawn=redrawn, v_router=v_router, usage=usage)
+    out["effective_buckets"] = usage["effective"]
+    return out
+
+
+def productkey_stats(
     name: str,
     overlap: float,
-    config: T5Config,
+    config,
     rec_a: tuple[np.ndarray, np.ndarray],
     rec_b: tuple[np.ndarray, np.ndarray],
     tok_a: np.ndarray,
@@ -141,48 +148,64 @@ def layer_stats(
     router_draws: int,
     seed,
 ) -> dict[str, Any]:
-    """:func:`lshsim.t5.probe.layer_stats` for a product-key or n-gram layer.
+    """:func:`lshsim.t5.probe.layer_stats` for a product-key layer.
 
-    ``rec_a``/``rec_b`` are :func:`record_arrays`' ``(ids, vectors)``. Besides the keys of
-    the softmax/LSH stats, returns ``usage`` (:func:`lshsim.t5.usage.usage_metrics`) and,
-    for product keys at ``k = 1``, ``half_cos`` ``[S, L, 2]`` (the prediction is computed
-    for all layers at once in :func:`predictions`), otherwise ``per_position``.
+    ``rec_a``/``rec_b`` are :func:`productkey_record`'s ``(ids, vectors)``. Besides the keys
+    of the softmax/LSH stats, returns ``usage`` (:func:`lshsim.t5.usage.usage_metrics`) and, at
+    ``k = 1``, ``half_cos`` ``[S, L, 2]`` (the prediction is computed for all layers at once in
+    :func:`productkey_predictions`), otherwise ``per_position``.
     """
     (sa, xa), (sb, xb) = rec_a, rec_b
     out: dict[str, Any] = {"name": name, "overlap": overlap, "cos": _cos(xa, xb)}
     redrawn, v_router = math.nan, 0.0
-    if config.lookup == "productkey":
-        k, s = config.topk, math.isqrt(config.num_buckets)
-        n_slots = config.num_buckets
-        out["collide"] = overlap_fraction(sa, sb)
-        out["same"] = tok_a == tok_b
-        half = xa.shape[-1] // 2
-        out["half_cos"] = np.stack([_cos(xa[..., :half], xb[..., :half]),
-                                    _cos(xa[..., half:], xb[..., half:])], axis=-1)  # fmt: skip
-        if k > 1 and router_draws < 2:
-            raise ValueError("router_draws: the top-k product-key prediction needs >= 2")
-        if router_draws > 1:
-            d = xa.shape[-1]
-            per = redrawn_productkey(s, k, xa.reshape(-1, d), xb.reshape(-1, d), router_draws, seed)
-            rates = per.mean(axis=1)
-            redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
-            if k > 1:
-                out["per_position"] = per.mean(axis=0).reshape(sa.shape[:-1])
-    else:
-        m0 = ngram_table_sizes(config.num_buckets, config.lookup_heads)[0]
-        n_slots = m0
-        sa, sb = sa[..., :1], sb[..., :1]
-        out["collide"] = sa[..., 0] == sb[..., 0]
-        same = same_windows(tok_a, tok_b, config.ngram)
-        out["same"] = same
-        out["per_position"] = same + (1 - same) / m0
-        if router_draws > 1:
-            rates = redrawn_ngram(config.ngram, m0, tok_a, tok_b, router_draws, seed)
-            redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
-    usage = usage_metrics(np.concatenate([sa.ravel(), sb.ravel()]), n_slots)
-    out.update(redrawn=redrawn, v_router=v_router, usage=usage)
-    out["effective_buckets"] = usage["effective"]
-    return out
+    k, s = config.topk, math.isqrt(config.num_buckets)
+    out["collide"] = overlap_fraction(sa, sb)
+    out["same"] = tok_a == tok_b
+    half = xa.shape[-1] // 2
+    out["half_cos"] = np.stack([_cos(xa[..., :half], xb[..., :half]),
+                                _cos(xa[..., half:], xb[..., half:])], axis=-1)  # fmt: skip
+    if k > 1 and router_draws < 2:
+        raise ValueError("router_draws: the top-k product-key prediction needs >= 2")
+    if router_draws > 1:
+        d = xa.shape[-1]
+        per = redrawn_productkey(s, k, xa.reshape(-1, d), xb.reshape(-1, d), router_draws, seed)
+        rates = per.mean(axis=1)
+        redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
+        if k > 1:
+            out["per_position"] = per.mean(axis=0).reshape(sa.shape[:-1])
+    return _finish(out, sa, sb, config.num_buckets, redrawn, v_router)
+
+
+def ngram_stats(
+    name: str,
+    overlap: float,
+    config,
+    rec_a: tuple[np.ndarray, np.ndarray],
+    rec_b: tuple[np.ndarray, np.ndarray],
+    tok_a: np.ndarray,
+    tok_b: np.ndarray,
+    *,
+    router_draws: int,
+    seed,
+) -> dict[str, Any]:
+    """:func:`lshsim.t5.probe.layer_stats` for an n-gram layer (head 0's buckets).
+
+    ``rec_a``/``rec_b`` are :func:`ngram_record`'s ``(ids, vectors)``; returns ``usage`` and
+    ``per_position`` (``same + (1 - same)/m_0``) besides the softmax/LSH stats' keys.
+    """
+    (sa, xa), (sb, xb) = rec_a, rec_b
+    out: dict[str, Any] = {"name": name, "overlap": overlap, "cos": _cos(xa, xb)}
+    redrawn, v_router = math.nan, 0.0
+    m0 = ngram_table_sizes(config.num_buckets, config.lookup_heads)[0]
+    sa, sb = sa[..., :1], sb[..., :1]
+    out["collide"] = sa[..., 0] == sb[..., 0]
+    same = same_windows(tok_a, tok_b, config.ngram)
+    out["same"] = same
+    out["per_position"] = same + (1 - same) / m0
+    if router_draws > 1:
+        rates = redrawn_ngram(config.ngram, m0, tok_a, tok_b, router_draws, seed)
+        redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
+    return _finish(out, sa, sb, m0, redrawn, v_router)
 
 
 @functools.lru_cache(maxsize=64)
@@ -190,20 +213,23 @@ def _voronoi(s: int, a: float) -> float:
     return theory.probability("voronoi", s, a)
 
 
-def at_overlap(config: T5Config, f: float, length: int) -> float:
-    """The ``at f`` column: the prediction with every cosine at ``f`` / sharing at ``f``."""
-    if config.lookup == "productkey":
-        if config.topk > 1:
-            return math.nan
-        return _voronoi(math.isqrt(config.num_buckets), f) ** 2
+def productkey_at_overlap(config, f: float, length: int) -> float:
+    """The ``at f`` column: ``P_vor(sqrt n, f)^2`` at ``k = 1`` (top-k: not defined, NaN)."""
+    if config.topk > 1:
+        return math.nan
+    return _voronoi(math.isqrt(config.num_buckets), f) ** 2
+
+
+def ngram_at_overlap(config, f: float, length: int) -> float:
+    """The ``at f`` column: ``q_f + (1 - q_f)/m_0``, ``q_f`` the hypergeometric n-gram sharing."""
     n = config.ngram
     q = theory.ngram_shared_probability(n, round(f * length), length) if n <= length else 0.0
     m0 = ngram_table_sizes(config.num_buckets, config.lookup_heads)[0]
     return q + (1 - q) / m0
 
 
-def predictions(config: T5Config, stats: Sequence[dict]) -> list[np.ndarray]:
-    """Per-position predictions of every stat; product keys at ``k = 1`` in one theory call."""
+def productkey_predictions(config, stats: Sequence[dict]) -> list[np.ndarray]:
+    """Per-position predictions of every stat; those at ``k = 1`` in one theory call."""
     todo = [st for st in stats if "per_position" not in st]
     if todo:
         s = math.isqrt(config.num_buckets)
@@ -212,4 +238,9 @@ def predictions(config: T5Config, stats: Sequence[dict]) -> list[np.ndarray]:
         splits = np.cumsum([st["half_cos"].size for st in todo])[:-1]
         for st, part in zip(todo, np.split(p, splits), strict=True):
             st["per_position"] = part.reshape(st["half_cos"].shape).prod(axis=-1)
+    return [np.asarray(st["per_position"], dtype=np.float64) for st in stats]
+
+
+def ngram_predictions(config, stats: Sequence[dict]) -> list[np.ndarray]:
+    """Per-position predictions of every stat (computed with the stats)."""
     return [np.asarray(st["per_position"], dtype=np.float64) for st in stats]

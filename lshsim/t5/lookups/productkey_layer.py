@@ -26,7 +26,6 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from lshsim.t5.configs import T5Config
 from lshsim.t5.lookups.tables import lecun, param, rms, values
 
 
@@ -47,8 +46,9 @@ def productkey_select(q, sub_keys, k: int):
     return scores, jnp.take_along_axis(cand, where, axis=-1).astype(jnp.int32)
 
 
-def productkey_layer(module, x2, cfg: T5Config, dt):
-    """``(out [N, d], head 0's top-1 slot [N], slots [N, h, k], queries [N, h, d])``."""
+def productkey_layer(module, x2, token_ids, cfg, dt):
+    """``(out [N, d], head 0's top-1 slot [N], slots [N, h, k], {"query": [N, h, d]})``."""
+    del token_ids  # product keys read the layer input only
     n, k, heads, d = cfg.num_buckets, cfg.topk, cfg.lookup_heads, x2.shape[-1]
     s = math.isqrt(n)
     # the query side is small (h d^2) and replicated: a model axis need not divide h
@@ -62,4 +62,4 @@ def productkey_layer(module, x2, cfg: T5Config, dt):
     scores, slots = productkey_select(q, keys, k)
     weights = jax.nn.softmax(scores, axis=-1)
     out = values(module, x2, slots, weights, n, cfg.expert_rank, dt)
-    return out, slots[:, 0, 0], slots, q
+    return out, slots[:, 0, 0], slots, {"query": q}

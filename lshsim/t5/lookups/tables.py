@@ -1,4 +1,4 @@
-"""The value tables shared by the product-key and n-gram layers, and their parameters.
+"""The slot layers' shared part: the value tables, their parameters and what they sow.
 
 :mod:`lshsim.t5.lookups.productkey_layer` and :mod:`lshsim.t5.lookups.ngram_layer` select
 slots; :func:`values` reads the slots' values (a row per slot at rank 0, else a rank-``r``
@@ -59,3 +59,26 @@ def values(module, x2, slots, weights, n: int, rank: int, dt):
     x_rep = jnp.repeat(x2.astype(dt), j, axis=0)  # row i j: token i's input for its j-th slot
     out = sharded_lookup.expert_rows(_neuron_experts, x_rep, wi.astype(dt), wo.astype(dt), flat)
     return jnp.einsum("nj,njd->nd", w, out.reshape(count, j, d))
+
+
+def slot_expert(module: nn.Module, x, token_ids, layer):
+    """A slot lookup's output ``[..., d]`` (``x [..., d]``, ``token_ids [B, L]``) and its sows.
+
+    ``layer(module, x2, token_ids, cfg, dt)`` (:func:`~lshsim.t5.lookups.productkey_layer.
+    productkey_layer`, :func:`~lshsim.t5.lookups.ngram_layer.ngram_layer`) returns ``(out
+    [N, d], bucket [N], slots [N, ...], more)`` for the rows ``x2 [N, d]``. Sows, beside
+    ``layer_input`` and ``bucket`` (product keys: head 0's top-1 slot; n-grams: head 0's
+    bucket, offset-free), each array of ``more`` (product keys: ``query`` ``[..., h, d]``, the
+    scored vectors) and ``slots`` (``[..., h, k]`` selected slots, or ``[..., H]`` buckets).
+    """
+    cfg = module.config
+    dt = jnp.dtype(cfg.dtype)
+    shape = x.shape
+    x2 = x.reshape(-1, shape[-1])
+    module.sow("intermediates", "layer_input", x)
+    out, bucket, slots, more = layer(module, x2, token_ids, cfg, dt)
+    for name, value in more.items():
+        module.sow("intermediates", name, value.reshape((*shape[:-1], *value.shape[1:])))
+    module.sow("intermediates", "bucket", bucket.reshape(shape[:-1]))
+    module.sow("intermediates", "slots", slots.reshape((*shape[:-1], *slots.shape[1:])))
+    return out.astype(dt).reshape(shape)
