@@ -80,7 +80,7 @@ DEFAULT_TABLE = 5 * 129280
 
 
 @intrinsic
-def _umulhi(typingctx, a, b):  # pragma: no cover - compiled
+def umulhi(typingctx, a, b):  # pragma: no cover - compiled
     """High 64 bits of the 128-bit product of two uint64 (one ``mul`` on x86-64)."""
     if a != types.uint64 or b != types.uint64:
         return None
@@ -103,7 +103,7 @@ def floor_mod_u64(u, p, magic, neg):  # pragma: no cover - jit
         magic: uint64 ``floor((2^64 - 1) / p)``.
         neg: int64 ``2^64 mod p`` (subtracted when ``v < 0``: ``v = u - 2^64``).
     """
-    r = u - _umulhi(u, magic) * p  # in [0, 2p): the Barrett quotient is low by at most one
+    r = u - umulhi(u, magic) * p  # in [0, 2p): the Barrett quotient is low by at most one
     if r >= p:
         r -= p
     out = np.int64(r)

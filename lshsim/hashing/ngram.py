@@ -46,7 +46,7 @@ import numpy as np
 
 from lshsim._validate import as_token_ids, check_buckets, check_int
 from lshsim.hashing.base import HashFamily, OverlapLaw, Param
-from lshsim.hashing.engram import _umulhi
+from lshsim.hashing.engram import umulhi
 from lshsim.laws.ngram import (
     MAX_HEADS,
     MAX_NGRAM,
@@ -117,7 +117,7 @@ def ngram_kernel(tokens, mult, salt, moduli, out):  # pragma: no cover - jit
                 for j in range(order):
                     x = np.uint64(tokens[i, t + order - 1 - j])
                     v ^= (np.uint64(mult[r, h, j]) * x) & _MASK
-                out[i, t, h] = np.int64(_umulhi(magic[h] * _fmix32(v), mods[h]))
+                out[i, t, h] = np.int64(umulhi(magic[h] * _fmix32(v), mods[h]))
 
 
 def ngram_hash(tokens, multipliers, salts, moduli, *, xp=np, pad_id: int | None = None):
