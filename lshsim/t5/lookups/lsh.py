@@ -17,7 +17,7 @@ import functools
 
 import numpy as np
 
-from lshsim.hashing import CrossPolytope, SimHash
+from lshsim.hashing import CrossPolytope, SimHash, get_family
 from lshsim.t5.lookups.routed import RoutedLookup
 
 __all__ = ["LSH", "LSH_FAMILIES", "LSH_HASH_FAMILIES", "Lsh", "lsh_buckets", "lsh_projection"]
@@ -30,6 +30,13 @@ LSH_HASH_FAMILIES = {
 }
 #: The ``lsh_family`` choices.
 LSH_FAMILIES = tuple(LSH_HASH_FAMILIES)
+#: A hash family's ``bucket_rule``, in words.
+_BUCKET_RULES = {
+    "any": "an integer >= 2",
+    "power_of_two": "a power of two >= 2",
+    "even": "an even number >= 2",
+    "square": "a perfect square s^2, s >= 2",
+}
 
 
 @functools.lru_cache(maxsize=256)
@@ -80,11 +87,14 @@ class Lsh(RoutedLookup):
     cost_example = ("lsh rank 128, 128 buckets", {"expert_rank": 128, "buckets": 128})
 
     def validate(self, cfg, n: int) -> None:
-        """SimHash: a power of two >= 2; cross-polytope: an even number >= 2."""
-        if cfg.lsh_family == "simhash" and (n < 2 or n & (n - 1)):
-            raise ValueError(f"buckets: simhash needs a power of two >= 2, got {n}")
-        if cfg.lsh_family == "crosspolytope" and (n < 2 or n % 2):
-            raise ValueError(f"buckets: crosspolytope needs an even number >= 2, got {n}")
+        """The hash family's own bucket rule (SimHash: a power of two; cross-polytope: even)."""
+        family, params = LSH_HASH_FAMILIES[cfg.lsh_family]
+        cls = get_family(family)
+        try:
+            cls.check_params(n, **params)
+        except ValueError:
+            need = _BUCKET_RULES.get(cls.bucket_rule, "a bucket count it accepts")
+            raise ValueError(f"buckets: {cfg.lsh_family} needs {need}, got {n}") from None
         super().validate(cfg, n)
 
     def route(self, module, x2, token_ids, deterministic: bool):

@@ -13,6 +13,7 @@ References:
 
 from __future__ import annotations
 
+from lshsim.hashing import Voronoi
 from lshsim.t5.lookups.routed import RoutedLookup
 
 __all__ = ["ROUTER_STD", "SOFTMAX", "Softmax"]
@@ -74,7 +75,7 @@ class Softmax(RoutedLookup):
 
     def probe_family(self, cfg) -> tuple[str | None, dict]:
         """Voronoi: a random Gaussian router's top-1."""
-        return "voronoi", {}
+        return Voronoi.name, {}
 
 
 SOFTMAX = Softmax()
