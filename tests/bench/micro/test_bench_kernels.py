@@ -402,6 +402,27 @@ def ngram_case() -> Case:
     )
 
 
+def engram_case() -> Case:
+    m, shape, vocab, order, heads = 5 * 129_280, (4096, 64), 129_280, 3, 8
+    h = make_family("engram", m, 1, seed=10, ngram=order, heads=heads)
+    tokens = np.random.default_rng(10).integers(0, vocab, size=shape, dtype=np.int64)
+
+    def baseline():  # Engram's own NumPy: one int64 multiply-XOR mix, then % each prime
+        mix = tokens[:, order - 1 :] * h.multipliers[0]
+        for k in range(1, order):
+            mix = mix ^ (tokens[:, order - 1 - k : shape[1] - k] * h.multipliers[k])
+        return np.stack([mix % p for p in h.primes], axis=-1)
+
+    return Case(
+        group=f"engram N={order} H={heads} m~{m} {shape[0]}x{shape[1]} tokens",
+        n=int(h.primes.max()) + 1,
+        kernel=lambda: h.hash(tokens),
+        warmup=lambda: h.hash(tokens[:8]),
+        baselines={"numpy_int64": baseline},
+        margins={"numpy_int64": None},
+    )
+
+
 def productkey_case() -> Case:
     n, d, m = 1024**2, 512, 16384
     h = make_family("productkey", n, d, seed=5)
@@ -439,6 +460,7 @@ CASES: dict[str, tuple[str, Callable[[], Case]]] = {
     "tokenid": ("tokenid", tokenid_case),
     "ngram": ("ngram", ngram_case),
     "productkey": ("productkey", productkey_case),
+    "engram": ("engram", engram_case),
 }
 # Baseline names per case (a name missing from its builder fails test_hash with KeyError).
 BASELINES: dict[str, tuple[str, ...]] = {
@@ -451,6 +473,7 @@ BASELINES: dict[str, tuple[str, ...]] = {
     "tokenid": ("numpy",),
     "ngram": ("numpy_uint32",),
     "productkey": ("numpy",),
+    "engram": ("numpy_int64",),
 }
 
 
