@@ -62,6 +62,7 @@ class ProductKey(HashFamily):
     name = "productkey"
     help = "product keys: argmaxes of s Gaussian sub-keys per half, slot i*s+j (n = s^2)"
     bucket_rule = "square"
+    reference = "lshsim.testing.reference:productkey"
     reduced = True
     halves = True
     has_topk = True
