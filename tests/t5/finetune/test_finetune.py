@@ -121,6 +121,22 @@ def test_glue_mixture_via_cli(pretrained, tmp_path, capsys):
     assert dev == set(res["dev"]) | {"glue_average"}
 
 
+def test_squad_via_cli(pretrained, tmp_path, capsys):
+    """``lshsim finetune --task squad`` on a SQuAD v1.1 file: EM and F1 (official answer
+    normalisation, max over the gold answers), in [0, 100], in the output and the metrics."""
+    data = formats.write_squad(tmp_path / "data")
+    argv = ["finetune", "--run", str(pretrained), "--task", "squad", "--data", str(data)]
+    argv += ["--out", str(tmp_path / "ft"), "--steps", "2", "--batch", "2", "--json"]
+    assert main(argv) == 0
+    res = json.loads(capsys.readouterr().out)
+    scores = res["dev"]["squad"]
+    assert {"em", "f1"} <= set(scores)
+    assert all(0.0 <= scores[k] <= 100.0 for k in ("em", "f1"))
+    assert scores["em"] <= scores["f1"]  # an exact match is also a full F1 match
+    rows = [r for r in ckpt.read_metrics(tmp_path / "ft") if r.get("task") == "squad"]
+    assert rows and rows[-1]["split"] == "dev"
+
+
 @pytest.mark.parametrize(
     ("train_text", "message"),
     [
