@@ -58,7 +58,7 @@ class Collision(Statistic):
         a, b = pairs.first, pairs.second
         if cls.input_kind == "sequences":  # n-grams: every full window, all H heads collide
             hits = cls.head_hits(n, a, b, rng, **params)
-            return (hits == cls.check_params(n, **params)["heads"]).sum(axis=-1)
+            return (hits == params["heads"]).sum(axis=-1)
         width = inputs.dim if inputs.vectors else 1
         out = np.zeros(pairs.count, dtype=np.int64)
         for t in range(pairs.count):

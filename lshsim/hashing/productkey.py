@@ -129,7 +129,7 @@ class ProductKey(HashFamily):
     def limit_rho(cls, cosine, n, **params):
         """``(1 - a) / (1 + a)``: ``rho_pk(n, a) = rho_vor(sqrt n, a)`` (both halves at ``a``)."""
         cls.check_params(n, **params)
-        return math.inf if cosine == -1.0 else (1.0 - cosine) / (1.0 + cosine)
+        return spherical_laws.limit_rho(cosine)
 
     @classmethod
     def max_topk(cls, n):

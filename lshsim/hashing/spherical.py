@@ -96,11 +96,6 @@ def _check_table(rows: int, d: int, family: str) -> None:
         )
 
 
-def _limit_rho(cosine: float) -> float:
-    """``(1 - a) / (1 + a)``: the spherical families' exponent as ``n -> inf`` (Andoni et al.)."""
-    return math.inf if cosine == -1.0 else (1.0 - cosine) / (1.0 + cosine)
-
-
 def _asymptotic(cls, n: int, cosine: float, refined: bool) -> float:
     n = cls.check_params(n)["n"]
     if not -1.0 < cosine < 1.0:
@@ -130,7 +125,7 @@ class Voronoi(HashFamily):
     def limit_rho(cls, cosine, n, **params):
         """``(1 - a) / (1 + a)`` (Andoni et al. 2015)."""
         cls.check_params(n, **params)
-        return _limit_rho(cosine)
+        return spherical_laws.limit_rho(cosine)
 
     @classmethod
     def asymptotic_probability(cls, n, cosine, *, refined=False):
@@ -296,7 +291,7 @@ class CrossPolytope(HashFamily):
     def limit_rho(cls, cosine, n, **params):
         """``(1 - a) / (1 + a)`` (Andoni et al. 2015)."""
         cls.check_law("log_probability", n, **params)
-        return _limit_rho(cosine)
+        return spherical_laws.limit_rho(cosine)
 
     @classmethod
     def asymptotic_probability(cls, n, cosine, *, refined=False):

@@ -474,6 +474,11 @@ def crosspolytope_log_probability(buckets: int, cosine: float, rtol: float = RTO
     return min(0.0, math.log(2 * d) - math.log(2.0 * math.pi) + log_integral)
 
 
+def limit_rho(cosine: float) -> float:
+    """``(1 - a) / (1 + a)``: the spherical families' exponent as ``n -> inf`` (Andoni et al.)."""
+    return math.inf if cosine == -1.0 else (1.0 - cosine) / (1.0 + cosine)
+
+
 def asymptotic_probability(buckets: int, cosine: float, *, refined: bool = False) -> float:
     """The large-``n`` form of Voronoi's (and the cross-polytope's) ``P`` (``a`` in (-1, 1)).
 
