@@ -745,9 +745,10 @@ def build_jobs(s: dict[str, Any]) -> list[dict[str, Any]]:
         "input_length": s["lengths"][0],
         "target_length": s["lengths"][1],
         "seed": 0,
-        "status": "pending",
+        "status": "pending" if s.get("loss", True) else "skipped (--no-loss)",
     }
-    order.insert(1 if order else 0, loss)
+    if s.get("loss", True):
+        order.insert(1 if order else 0, loss)
     order += [rows[c, v] for c in s["configs"] for v in RUN_ORDER if (c, v) in rows]
     return order
 
@@ -882,6 +883,7 @@ def _settings(args: argparse.Namespace, mode: str) -> dict[str, Any]:
     s["plan_rows"] = 0 if args.no_plan else (args.plan_rows or s["plan_rows"])
     s["variants"] = tuple(v for v in VARIANTS if v in s["variants"])
     s.update(dtype=args.dtype, deadline_s=args.deadline_s, mem_fraction=_mem_fraction())
+    s["loss"] = not args.no_loss
     return s
 
 
@@ -929,7 +931,7 @@ def run(args: argparse.Namespace) -> int:
         "status": "running",
         "elapsed_s": 0.0,
         "rows": sorted(steps, key=lambda r: (s["configs"].index(r["config"]), _vi(r))),
-        "bf16_vs_fp32": next(j for j in jobs if j["kind"] == "loss"),
+        "bf16_vs_fp32": loss_job(jobs, s),
         "plans": [],
         "flops_note": FLOPS_NOTE,
         "flops_sources": {k: v for k, v in FLOPS_SOURCES.items() if k != "none"},
@@ -957,6 +959,14 @@ def run(args: argparse.Namespace) -> int:
             log(f"{row['config']}/{row['variant']}: {_summary(row)}")
     log(f"done in {time.monotonic() - start:.1f} s: {args.out}, {args.json}")
     return 0
+
+
+def loss_job(jobs: list[dict[str, Any]], s: dict[str, Any]) -> dict[str, Any]:
+    """The loss check's job, or its skipped record under ``--no-loss``."""
+    found = [j for j in jobs if j["kind"] == "loss"]
+    if found:
+        return found[0]
+    return {"kind": "loss", "config": s["loss_config"], "status": "skipped (--no-loss)"}
 
 
 def _vi(row: dict[str, Any]) -> int:
@@ -1055,6 +1065,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="a fresh process per row (auto: on a GPU, for its peak memory) or none",
     )
     p.add_argument("--no-plan", action="store_true", help="skip lshsim plan's memory")
+    p.add_argument(
+        "--no-loss",
+        action="store_true",
+        help="skip the bf16 vs float32 loss check (a rerun that already has it)",
+    )
     p.add_argument("--plan-rows", type=_positive, help="rows to plan (GPU: all, CPU: 1)")
     p.add_argument("--no-compile-cache", action="store_true", help="no .jax_cache/ reuse")
     p.add_argument("--commit", help="the git commit to report (default: git rev-parse HEAD)")

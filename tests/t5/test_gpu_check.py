@@ -118,6 +118,8 @@ def test_gpu_jobs_come_in_priority_order():
         ("step", "base", "productkey"),
         ("step", "base", "tokenid-r5"),
     ]
+    no_loss = [(j["kind"], j["config"]) for j in gc.build_jobs({**s, "loss": False})]
+    assert ("loss", "small") not in no_loss and len(no_loss) == len(order) - 1
     jobs = [j for j in gc.build_jobs(s) if j["kind"] == "step"]
     batches = {(j["config"], j["batch"]) for j in jobs}
     assert batches == {("small", 64), ("base", 32)}
