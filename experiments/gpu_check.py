@@ -132,6 +132,7 @@ MIN_JOB_S, MARGIN_S = 3.0, 2.0
 #: Dense bf16 peaks of parts :data:`lshsim.t5.hardware.HARDWARE` does not list (data sheets).
 EXTRA_PEAKS = {"h100 pcie": 756e12, "h100 nvl": 835e12, "h200 nvl": 835e12}
 GB = 1e9
+_T0 = time.monotonic()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,13 +183,16 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
     from lshsim.t5.plan import analyse
     from lshsim.t5.steps import abstract_state, init_state, make_optimizer, make_train_step
 
+    phase("build")
     cfg = variant_config(job["config"], job["variant"], job["dtype"])
     optimizer = make_optimizer(cfg, learning_rate=1.0, warmup_steps=10_000)
     host = make_batch(cfg, job["batch"], job["input_length"], job["target_length"], job["seed"])
     batch = jax.device_put(host)
     step = jax.jit(make_train_step(cfg, optimizer, job["seed"]), donate_argnums=0)
     t0 = time.perf_counter()
+    phase("lower")
     lowered = step.lower(abstract_state(cfg, optimizer), batch)
+    phase("compile")
     compiled = lowered.compile()
     out: dict[str, Any] = {"compile_s": time.perf_counter() - t0}
     try:
@@ -203,9 +207,11 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
         text = f"{need / GB:.1f} GB, {out['bytes_limit'] / GB:.1f} GB usable"
         return {**out, "status": f"does not fit: XLA needs {text}"}
     t0 = time.perf_counter()
+    phase("init")
     state = jax.jit(lambda: init_state(cfg, optimizer, job["seed"]))()
     jax.block_until_ready(state)
     out["init_s"] = time.perf_counter() - t0
+    phase("steps")
     times = []
     for i in range(job["warmup"] + job["steps"]):
         t0 = time.perf_counter()
@@ -609,6 +615,17 @@ class Report:
         os._exit(0)
 
 
+def phase(name: str) -> None:
+    """Mark the phase a worker is in: logged, and kept for the parent's status at a timeout.
+
+    Args:
+        name: the phase (``build``, ``lower``, ``compile``, ``init``, ``steps``).
+    """
+    log(f"           phase {name} at {time.monotonic() - _T0:.1f} s")
+    if os.environ.get("GPU_CHECK_PHASE"):
+        Path(os.environ["GPU_CHECK_PHASE"]).write_text(f"{name} {time.monotonic() - _T0:.1f}")
+
+
 def log(msg: str) -> None:
     """A progress line on stderr.
 
@@ -776,10 +793,11 @@ def run_child(job: dict[str, Any], timeout: float, tmp: Path, report: Report) ->
         The worker's result, or a ``status`` saying why there is none.
     """
     result = tmp / f"result-{time.monotonic_ns()}.json"
+    phase_file = result.with_suffix(".phase")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(job)]
     proc = subprocess.Popen(
         [*cmd, "--result", str(result)],
-        env=_child_env(),
+        env={**_child_env(), "GPU_CHECK_PHASE": str(phase_file)},
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -791,7 +809,11 @@ def run_child(job: dict[str, Any], timeout: float, tmp: Path, report: Report) ->
         output, _ = proc.communicate(timeout=max(timeout, 1.0))
     except subprocess.TimeoutExpired:
         _kill(proc)
-        return {"status": f"not finished: stopped at the deadline, after {timeout:.0f} s"}
+        where = ""
+        if phase_file.exists():
+            name, since = phase_file.read_text().split()
+            where = f", in its {name} phase (begun at {since} s)"
+        return {"status": f"not finished: stopped at the deadline, after {timeout:.0f} s{where}"}
     finally:
         report.children.remove(proc)
     if result.exists():
