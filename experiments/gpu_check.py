@@ -178,6 +178,7 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
         ``compile_s`` and ``init_s``.
     """
     import jax
+    import jax.numpy as jnp
 
     from lshsim.bench.t5_step import make_batch
     from lshsim.t5.plan import analyse
@@ -208,7 +209,10 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
         return {**out, "status": f"does not fit: XLA needs {text}"}
     t0 = time.perf_counter()
     phase("init")
-    state = jax.jit(lambda: init_state(cfg, optimizer, job["seed"]))()
+    # The seed's key is an argument: a jit of no arguments is all constants, which XLA's GPU
+    # compiler constant-folds (threefry over every parameter, on its slow evaluator): base's
+    # init ran over 120 s on an H100 that way, where the CPU compiles it in 14 s.
+    state = jax.jit(lambda key: init_state(cfg, optimizer, key))(jnp.asarray(job["seed"]))
     jax.block_until_ready(state)
     out["init_s"] = time.perf_counter() - t0
     phase("steps")
@@ -250,7 +254,7 @@ def measure_loss(job: dict[str, Any]) -> dict[str, Any]:
     from lshsim.t5.model import T5, init_params
 
     cfg = variant_config(job["config"], "baseline", "float32")
-    params = jax.jit(lambda: init_params(cfg, jax.random.key(job["seed"])))()
+    params = jax.jit(lambda seed: init_params(cfg, jax.random.key(seed)))(jnp.asarray(job["seed"]))
     host = make_batch(cfg, job["batch"], job["input_length"], job["target_length"], job["seed"])
     batch = jax.device_put(host)
 
