@@ -84,7 +84,10 @@ class T5Config:
             (tokens sorted by bucket and ``jax.lax.ragged_dot``; less memory at large rank).
         topk: slots each token reads (``productkey``: PKM's top-k, ``1 <= k <= sqrt(n)``).
         lookup_heads: product-key heads (summed) or n-gram hash heads (``--heads``; >= 1).
-        ngram: tokens hashed per n-gram bucket (``ngram`` lookup; >= 1).
+        ngram: tokens hashed per n-gram bucket (``ngram`` lookup; >= 1); the ``engram``
+            lookup hashes every order ``2 .. ngram`` (Engram's ``max_ngram_size``).
+        engram_tokenizer: a SentencePiece ``.model`` whose vocabulary builds Engram's
+            compressing map (``engram`` lookup); ``""``: the ids are hashed uncompressed.
         See :mod:`lshsim.t5.lookups` for the ``productkey`` and ``ngram`` lookups.
     """
 
@@ -123,6 +126,7 @@ class T5Config:
     topk: int = 1
     lookup_heads: int = 1
     ngram: int = 2
+    engram_tokenizer: str = ""
 
     def __post_init__(self):
         """Validate the memory and lookup fields (one-line errors naming the parameter)."""
