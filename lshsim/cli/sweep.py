@@ -13,6 +13,8 @@ import sys
 import time
 
 from lshsim.cli.formatting import Formatter, wrap
+from lshsim.cli.vocabulary import JSON_HELP, install_aliases
+from lshsim.sweep.execute import BATCH, TIMEOUT
 
 #: Seconds between progress lines when stderr is not a terminal (a batch job's log).
 LOG_SECONDS = 30.0
@@ -45,7 +47,7 @@ example SPEC (sweep.toml):
   cosine = [0.5, 0.9]
 
 examples:
-  lshsim sweep sweep.toml --out runs/s1                   # one worker per core
+  lshsim sweep sweep.toml -o runs/s1                      # one worker per core
   lshsim sweep sweep.toml --out runs/s1 --resume          # after a kill: the rest only
   lshsim sweep sweep.toml --out runs/s1 --scheduler tcp://10.0.0.5:8786
   lshsim sweep --plot runs/s1                             # runs/s1/_figures/*.png, *.svg
@@ -77,8 +79,17 @@ def add_parser(sub) -> None:
         formatter_class=Formatter,
     )
     sw.add_argument("spec", nargs="?", metavar="SPEC", help="the sweep's spec (.toml or .json)")
-    sw.add_argument("--out", metavar="DIR", help="the Parquet dataset's folder (new or empty)")
-    where = sw.add_mutually_exclusive_group()
+    run = sw.add_argument_group("running a sweep")
+    run.add_argument(
+        "-o", "--out", metavar="DIR", help="the Parquet dataset's folder (new or empty)"
+    )
+    run.add_argument(
+        "--seed",
+        type=int,
+        metavar="s",
+        help="the sweep's seed (default: the spec's seed, else 0); a cell's seed derives from it",
+    )
+    where = run.add_mutually_exclusive_group()
     where.add_argument(
         "--workers",
         type=int,
@@ -91,27 +102,33 @@ def add_parser(sub) -> None:
         metavar="ADDR",
         help="an existing Dask scheduler, e.g. tcp://HOST:8786 (its workers need lshsim)",
     )
-    sw.add_argument("--resume", action="store_true", help="continue the sweep in --out")
-    sw.add_argument(
-        "--batch", type=int, default=500, metavar="R", help="most rows per part file (default 500)"
+    run.add_argument("--resume", action="store_true", help="continue the sweep in --out")
+    run.add_argument(
+        "--part-rows",
+        type=int,
+        metavar="R",
+        help=f"most rows per Parquet part file (default {BATCH}; formerly --batch)",
     )
-    sw.add_argument(
+    run.add_argument(
         "--timeout",
         type=float,
-        default=30.0,
         metavar="S",
-        help="seconds to reach --scheduler and see a worker (default 30)",
+        help=f"with --workers N or --scheduler: seconds to reach the scheduler and see a worker "
+        f"(default {TIMEOUT:g})",
     )
-    sw.add_argument(
+    plot = sw.add_argument_group("drawing a sweep")
+    plot.add_argument(
         "--plot",
         metavar="DIR",
         help="run nothing: draw the sweep in DIR (collision against n per family)",
     )
-    sw.add_argument(
-        "--figures", metavar="FDIR", help="with --plot: where to write (default DIR/_figures)"
+    plot.add_argument(
+        "--figures", metavar="DIR", help="with --plot: where to write (default DIR/_figures)"
     )
-    sw.add_argument("--json", action="store_true", help="print one JSON summary")
+    out = sw.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help=JSON_HELP)
     sw.set_defaults(func=run_sweep)
+    install_aliases(sw, "sweep")
 
 
 def _check_combination(args: argparse.Namespace) -> None:
@@ -119,9 +136,12 @@ def _check_combination(args: argparse.Namespace) -> None:
     run_flags = {
         "SPEC": args.spec,
         "--out": args.out,
+        "--seed": args.seed,
         "--workers": args.workers,
         "--scheduler": args.scheduler,
         "--resume": args.resume or None,
+        "--part-rows": args.part_rows,
+        "--timeout": args.timeout,
     }
     if args.plot is not None:
         given = [k for k, v in run_flags.items() if v is not None]
@@ -132,6 +152,8 @@ def _check_combination(args: argparse.Namespace) -> None:
         raise ValueError("--figures has no effect without --plot")
     if args.spec is None or args.out is None:
         raise ValueError("give SPEC and --out DIR (or --plot DIR)")
+    if args.timeout is not None and args.workers == 0:
+        raise ValueError("--timeout has no effect with --workers 0 (the cells run in this process)")
 
 
 def _default_workers() -> int:
@@ -196,8 +218,13 @@ def run_sweep(args: argparse.Namespace) -> int:
     from lshsim.sweep import load_spec
     from lshsim.sweep.execute import run_sweep as execute
 
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec, seed=args.seed)
     workers = _default_workers() if args.workers is None else args.workers
+    if args.workers is not None and args.workers > 4 * _default_workers():
+        raise ValueError(
+            f"--workers: {args.workers} processes on {_default_workers()} usable cores; give at "
+            f"most {4 * _default_workers()} (or --scheduler for a larger cluster)"
+        )
     progress = _Progress(show=not args.json)
     try:
         summary = execute(
@@ -206,8 +233,8 @@ def run_sweep(args: argparse.Namespace) -> int:
             workers=workers,
             scheduler=args.scheduler,
             resume=args.resume,
-            batch=args.batch,
-            timeout=args.timeout,
+            batch=BATCH if args.part_rows is None else args.part_rows,
+            timeout=TIMEOUT if args.timeout is None else args.timeout,
             progress=progress,
         )
     finally:

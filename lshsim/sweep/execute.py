@@ -16,6 +16,8 @@ chunks and come back in any order; each cell's numbers depend on its seed only
 from __future__ import annotations
 
 import contextlib
+import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -25,10 +27,39 @@ from lshsim._validate import check_float, check_int
 from lshsim.sweep.cells import Cell, enumerate_cells
 from lshsim.sweep.runner import run_cell, run_cells
 from lshsim.sweep.spec import Spec
-from lshsim.sweep.store import Store, open_store
+from lshsim.sweep.store import META, Store, open_store
 
-#: Rows per part file (a part is also written every FLUSH_SECONDS).
+#: A Dask address: ``PROTOCOL://HOST:PORT`` or ``HOST:PORT`` (HOST a name, IPv4 or [IPv6]).
+_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$")
+
+
+def check_address(scheduler: str) -> str:
+    """Check that ``scheduler`` looks like a Dask address before trying to reach it.
+
+    Args:
+        scheduler: ``--scheduler``'s value.
+
+    Returns:
+        ``scheduler``.
+
+    Raises:
+        ValueError: one line naming ``--scheduler`` and the expected form.
+    """
+    m = _ADDRESS.match(scheduler)
+    if not m or int(scheduler.rsplit(":", 1)[1]) > 65535:
+        raise ValueError(
+            f"--scheduler: expected an address like tcp://HOST:PORT, got {scheduler!r}"
+        )
+    return scheduler
+
+
+#: Rows per part file (a part is also written every FLUSH_SECONDS): ``--part-rows``'s default.
 BATCH = 500
+#: Seconds to reach a scheduler and see one of its workers: ``--timeout``'s default.
+TIMEOUT = 30.0
+#: Extra seconds the connection gets beyond its timeout before it is abandoned (Dask's own
+#: ``Client(timeout=)`` does not bound a server that accepts and never answers).
+GRACE = 1.0
 #: Longest time computed rows wait before they are written.
 FLUSH_SECONDS = 60.0
 #: Chunks per Dask worker aimed at (for load balance), and most cells in one chunk.
@@ -71,7 +102,7 @@ def run_sweep(
     scheduler: str | None = None,
     resume: bool = False,
     batch: int = BATCH,
-    timeout: float = 30.0,
+    timeout: float = TIMEOUT,
     progress: Callable[[int, int], None] | None = None,
 ) -> Summary:
     """Run every unfinished cell of ``spec`` and store the rows in ``out``.
@@ -95,30 +126,36 @@ def run_sweep(
             :func:`lshsim.sweep.store.open_store`), an unreachable scheduler.
     """
     workers = check_int("--workers", workers, 0, 4096)
-    batch = check_int("--batch", batch, 1)
+    batch = check_int("--part-rows", batch, 1)
     timeout = check_float("--timeout", timeout, 0.0, 86400.0, lo_open=True)
+    if scheduler is not None:
+        check_address(scheduler)
     start = time.perf_counter()
     cells = enumerate_cells(spec)
-    store = open_store(out, spec, resume=resume)
-    finished = store.finished()
-    todo = [c for c in cells if c.key not in finished]
-    done = len(cells) - len(todo)
-    with _rows_of(todo, workers, scheduler, timeout) as results:  # connects before any write
-        store.begin(len(cells))
-        if progress:
-            progress(done, len(cells))
-        with _Writer(store, batch) as writer:
-            for rows in results:
-                writer.add(rows)
-                done += len(rows)
-                if progress:
-                    progress(done, len(cells))
+    store = open_store(out, spec, resume=resume)  # owns the folder until unlock()
+    try:
+        finished = store.finished()
+        todo = [c for c in cells if c.key not in finished]
+        done = len(cells) - len(todo)
+        with _rows_of(todo, workers, scheduler, timeout) as results:  # connects before writes
+            store.begin(len(cells))
+            if progress:
+                progress(done, len(cells))
+            with _Writer(store, batch) as writer:
+                for rows in results:
+                    writer.add(rows)
+                    done += len(rows)
+                    if progress:
+                        progress(done, len(cells))
+        parts = len(store.parts())
+    finally:
+        store.unlock()
     return Summary(
         str(store.path),
         len(cells),
         len(cells) - len(todo),
         len(todo),
-        len(store.parts()),
+        parts,
         time.perf_counter() - start,
         spec.sha256(),
     )
@@ -148,7 +185,7 @@ class _Writer:
         self.last = time.monotonic()
 
     def __exit__(self, *exc) -> None:  # on errors too: what was computed is kept
-        if self.rows:
+        if self.rows and (self.store.path / META).is_file():
             self._write(len(self.rows))
 
 
@@ -180,8 +217,58 @@ def _dask_rows(client, todo: list[Cell]) -> Iterator[list[dict]]:
         client.cancel(futures)
 
 
+def connect(scheduler: str, timeout: float):
+    """A ``dask.distributed.Client`` of ``scheduler``, reached within ``timeout`` (+ :data:`GRACE`).
+
+    The connection runs in a daemon thread: a server that accepts and never answers (which
+    Dask's ``Client(timeout=)`` waits on forever) is abandoned at the deadline.
+
+    Args:
+        scheduler: the scheduler's address.
+        timeout: seconds to reach it.
+
+    Returns:
+        The connected client.
+
+    Raises:
+        ValueError: one line naming ``--scheduler``: nothing answered in time, or what
+            answered is not a Dask scheduler.
+    """
+    from dask.distributed import Client
+
+    box: dict = {}
+
+    def attempt():
+        try:
+            box["client"] = Client(scheduler, timeout=timeout)
+        except BaseException as exc:  # reported below, in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=attempt, name="lshsim-sweep-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + GRACE)
+    if thread.is_alive():
+        raise ValueError(
+            f"--scheduler {scheduler}: no answer within {timeout:g} s (something accepts the "
+            "connection but does not speak Dask's protocol, or the scheduler is stuck)"
+        )
+    exc = box.get("error")
+    if exc is None:
+        return box["client"]
+    if isinstance(exc, MemoryError | OverflowError | EOFError):
+        raise ValueError(
+            f"--scheduler {scheduler}: what answered is not a Dask scheduler ({type(exc).__name__})"
+        ) from None
+    if isinstance(exc, OSError | TimeoutError | ValueError | TypeError):
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(
+            f"--scheduler {scheduler}: no Dask scheduler answered within {timeout:g} s ({why})"
+        ) from None
+    raise exc
+
+
 @contextlib.contextmanager
-def dask_client(workers: int, scheduler: str | None = None, timeout: float = 30.0):
+def dask_client(workers: int, scheduler: str | None = None, timeout: float = TIMEOUT):
     """A Dask client: of a new LocalCluster of ``workers`` processes, or of ``scheduler``.
 
     The LocalCluster's workers have one thread each and ``NUMBA_NUM_THREADS=1``, so N workers
@@ -214,13 +301,7 @@ def dask_client(workers: int, scheduler: str | None = None, timeout: float = 30.
         ):
             yield client
         return
-    try:
-        client = Client(scheduler, timeout=timeout)
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(
-            f"--scheduler {scheduler}: no Dask scheduler answered within {timeout:g} s ({why})"
-        ) from None
+    client = connect(scheduler, timeout)
     with client:
         try:
             client.wait_for_workers(1, timeout=timeout)

@@ -145,11 +145,12 @@ def _commands(_families: tuple) -> dict[str, Command]:
     return out
 
 
-def load_spec(path: str | Path) -> Spec:
+def load_spec(path: str | Path, seed: int | None = None) -> Spec:
     """Read and check a SPEC file (``.toml`` or ``.json``).
 
     Args:
         path: the SPEC file.
+        seed: the sweep's seed (``lshsim sweep --seed``), in place of the file's ``seed``.
 
     Returns:
         The checked :class:`Spec`.
@@ -168,12 +169,29 @@ def load_spec(path: str | Path) -> Spec:
         raise ValueError(f"SPEC: cannot read {path} ({exc})") from None
     if path.suffix == ".json":
         try:
-            raw = json.loads(text)
+            raw = json.loads(text, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
             raise ValueError(f"SPEC: {path} is not valid JSON ({exc})") from None
+        except RecursionError:
+            raise ValueError(f"SPEC: {path} is nested too deeply to be a spec") from None
     else:
-        raw = _parse_toml(path, text)
+        try:
+            raw = _parse_toml(path, text)
+        except RecursionError:
+            raise ValueError(f"SPEC: {path} is nested too deeply to be a spec") from None
+    if seed is not None and isinstance(raw, Mapping):
+        raw = {**raw, "seed": check_int("--seed", seed, 0)}
     return parse_spec(raw)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object's dict, refusing a key given twice (TOML refuses it too)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"SPEC: key {key!r} is given twice in one table")
+        out[key] = value
+    return out
 
 
 def _parse_toml(path: Path, text: str) -> Any:

@@ -1,18 +1,31 @@
 """A sweep's results on disk: a Parquet dataset of part files, and its spec beside them.
 
-The folder holds ``_sweep.json`` (the canonical spec, its SHA-256 and the cell count) and
-``part-NNNNN.parquet`` files, one row per finished cell. A part is written whole to a hidden
-temporary file and renamed (:func:`lshsim._io.write_atomic`), so a sweep killed at any moment
-leaves only complete parts; ``--resume`` reads their ``cell`` keys and runs the rest, so every
-cell ends up in exactly one row. Names starting with ``_`` or ``.`` are skipped by Parquet
-readers, so ``pyarrow.parquet.read_table(DIR)`` (or ``pandas.read_parquet(DIR)``) reads the
-rows alone; figures go under ``_figures/``.
+The folder holds ``_sweep.json`` (the canonical spec, its SHA-256, the cell count and the
+sweep's random id) and ``part-NNNNN.parquet`` files, one row per finished cell. A part is
+written whole to a hidden temporary file and renamed (:func:`lshsim._io.write_atomic`), so a
+sweep killed at any moment leaves only complete parts; ``--resume`` reads their ``cell`` keys
+and runs the rest, so every cell ends up in exactly one row.
+
+The folder has one owner at a time: a running sweep holds an exclusive ``flock`` on
+``_sweep.lock`` (released by the kernel when the process dies, so a killed sweep never blocks
+its ``--resume``); a second sweep into the folder, or a ``--resume`` of the running one, is
+refused in one line. Each part records the id of the sweep that wrote it (Parquet key-value
+metadata :data:`OWNER_KEY`): ``--resume`` and ``--plot`` refuse a part of another sweep (even
+of the same grid) and a cell stored twice. A folder removed while the sweep runs ends it with
+an error, never with exit 0 and a re-created folder of orphan parts.
+
+Names starting with ``_`` or ``.`` are skipped by Parquet readers, so
+``pyarrow.parquet.read_table(DIR)`` (or ``pandas.read_parquet(DIR)``) reads the rows alone;
+figures go under ``_figures/``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import secrets
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +35,13 @@ from lshsim.sweep.spec import Spec, commands, spec_hash
 
 #: The spec file inside a sweep's folder.
 META = "_sweep.json"
-#: The format version of :data:`META`.
-FORMAT = 1
+#: The lock file of a running sweep (skipped by Parquet readers: it starts with ``_``).
+LOCK = "_sweep.lock"
+#: The format versions of :data:`META`: 2 adds ``sweep_id`` (parts of 1 carry no owner).
+FORMAT = 2
+FORMATS = (1, 2)
+#: The Parquet metadata key of a part: the id of the sweep that wrote it.
+OWNER_KEY = b"lshsim.sweep_id"
 #: Part files: ``part-<index>.parquet``.
 PART = re.compile(r"part-(\d+)\.parquet")
 #: Arrow types of the option kinds.
@@ -71,22 +89,65 @@ class Store:
         spec: the sweep's spec.
     """
 
-    def __init__(self, path: Path, spec: Spec):
+    def __init__(self, path: Path, spec: Spec, sweep_id: str | None = None):
         self.path = path
         self.spec = spec
         self.schema = _schema(columns(spec))
+        #: The id of the sweep in the folder (None: a format-1 sweep, whose parts have none).
+        self.sweep_id = sweep_id
+        self._lock: int | None = None
+        self._created = False
+
+    def lock(self) -> None:
+        """Own the folder (created if missing): an exclusive ``flock`` on :data:`LOCK`.
+
+        Raises:
+            ValueError: another process holds it (a sweep running into the same folder).
+        """
+        import fcntl
+
+        if not self.path.exists():
+            self.path.mkdir(parents=True)
+            self._created = True
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise ValueError(
+                f"--out: {self.path} is in use by a running sweep ({holder}); wait for it to "
+                "end (then --resume continues it) or give another folder"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
+        self._lock = fd
+
+    def unlock(self) -> None:
+        """Release the folder; remove it again if this sweep created it and wrote nothing."""
+        if self._lock is None:
+            return
+        os.close(self._lock)  # releases the flock
+        self._lock = None
+        if self._created and self.path.is_dir():
+            left = {p.name for p in self.path.iterdir()}
+            if left <= {LOCK}:
+                (self.path / LOCK).unlink(missing_ok=True)
+                self.path.rmdir()
 
     def begin(self, cells: int) -> None:
-        """Write :data:`META` (the spec, its hash, ``cells``) unless there; drop stale temps."""
+        """Write :data:`META` (spec, hash, ``cells``, a new sweep id) unless there; drop temps."""
         if (self.path / META).exists():
             for stale in self.path.glob(".part-*.tmp"):  # a killed sweep's unfinished part
                 stale.unlink()
             return
+        self.sweep_id = secrets.token_hex(8)
         meta = {
             "format": FORMAT,
             "spec": self.spec.canonical(),
             "spec_sha256": self.spec.sha256(),
             "cells": cells,
+            "sweep_id": self.sweep_id,
         }
         write_atomic(self.path / META, json.dumps(meta, indent=1) + "\n")
 
@@ -97,30 +158,72 @@ class Store:
         found = [(int(m.group(1)), p) for p in self.path.iterdir() if (m := PART.fullmatch(p.name))]
         return [p for _, p in sorted(found)]
 
+    def _read_part(self, part: Path, columns: list[str] | None = None):
+        """One part's table, checked to be this sweep's; a damaged part is named."""
+        import pyarrow.parquet as pq
+
+        try:
+            meta = pq.read_metadata(part).metadata or {}
+            table = pq.read_table(part, columns=columns, schema=None if columns else self.schema)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ValueError(
+                f"{part}: not a readable Parquet part ({why}); move it away and --resume "
+                "recomputes its cells"
+            ) from None
+        owner = meta.get(OWNER_KEY)
+        if owner is not None:
+            owner = owner.decode()
+        if owner != self.sweep_id:
+            whose = "no sweep id" if owner is None else f"sweep {owner}"
+            raise ValueError(
+                f"{part}: written by {whose}, not by the sweep of this folder ({self.sweep_id}); "
+                "a foreign part: move it away"
+            )
+        return table
+
     def finished(self) -> set[str]:
         """The keys of the cells already in a part.
 
         Raises:
-            ValueError: a cell appears twice (the folder was written by something else).
+            ValueError: a part is unreadable or another sweep's, or a cell appears twice.
         """
-        import pyarrow.parquet as pq
-
         keys: set[str] = set()
         for part in self.parts():
-            for key in pq.read_table(part, columns=["cell"]).column("cell").to_pylist():
+            for key in self._read_part(part, ["cell"]).column("cell").to_pylist():
                 if key in keys:
-                    raise ValueError(f"{self.path}: cell {key} is in two parts; not a clean sweep")
+                    raise ValueError(
+                        f"{part}: cell {key} is already in another part; not a clean sweep "
+                        "(a copied part? move it away)"
+                    )
                 keys.add(key)
         return keys
 
+    def tables(self) -> list:
+        """Every part's table, checked as :meth:`finished` checks them."""
+        self.finished()
+        return [self._read_part(p) for p in self.parts()]
+
     def write_part(self, rows: list[dict[str, Any]]) -> Path:
-        """Write ``rows`` as the next part, atomically; return its path."""
+        """Write ``rows`` as the next part, atomically; return its path.
+
+        Raises:
+            ValueError: the folder (or its :data:`META`) was removed while the sweep ran.
+        """
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        if not (self.path / META).is_file():
+            raise ValueError(
+                f"--out: {self.path} (or its {META}) was removed while the sweep ran; "
+                f"{len(rows)} computed rows are lost and nothing more is written"
+            )
         parts = self.parts()
         index = int(PART.fullmatch(parts[-1].name).group(1)) + 1 if parts else 0
-        table = pa.Table.from_pylist(rows, schema=self.schema)
+        schema = self.schema
+        if self.sweep_id is not None:
+            schema = schema.with_metadata({OWNER_KEY: self.sweep_id.encode()})
+        table = pa.Table.from_pylist(rows, schema=schema)
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink)
         path = self.path / f"part-{index:05d}.parquet"
@@ -137,36 +240,47 @@ def open_store(path: str | Path, spec: Spec, *, resume: bool) -> Store:
         resume: continue the sweep already in ``path`` (a missing or empty folder starts one).
 
     Returns:
-        The store (:meth:`Store.begin` writes :data:`META` when the first work starts).
+        The store, locked (:meth:`Store.begin` writes :data:`META` when the first work
+        starts; :meth:`Store.unlock` releases the folder).
 
     Raises:
-        ValueError: ``path`` is not a writable folder; without ``resume``, it is not empty;
-            with ``resume``, it holds no sweep, or the sweep of another spec.
+        ValueError: ``path`` is not a writable folder, or a running sweep owns it; without
+            ``resume``, it is not empty; with ``resume``, it holds no sweep, or the sweep of
+            another spec.
     """
     path = check_output_dir(path, "--out")
-    if path.is_dir() and any(path.iterdir()):
-        if not resume:
-            raise ValueError(
-                f"--out: {path} is not empty; add --resume to continue the sweep in it, or "
-                "give a new folder"
-            )
-        sha, old = spec.sha256(), _read_meta(path)["spec_sha256"]
-        if old != sha:
-            raise ValueError(
-                f"--resume: SPEC (sha256 {sha[:12]}) differs from the sweep in {path} "
-                f"(sha256 {old[:12]}); give a new --out"
-            )
-    return Store(path, spec)
+    store = Store(path, spec)
+    try:
+        store.lock()
+        if any(p.name != LOCK for p in path.iterdir()):
+            if not resume:
+                raise ValueError(
+                    f"--out: {path} is not empty; add --resume to continue the sweep in it, or "
+                    "give a new folder"
+                )
+            meta = _read_meta(path)
+            sha, old = spec.sha256(), meta["spec_sha256"]
+            if old != sha:
+                raise ValueError(
+                    f"--resume: SPEC (sha256 {sha[:12]}) differs from the sweep in {path} "
+                    f"(sha256 {old[:12]}); give a new --out"
+                )
+            store.sweep_id = meta.get("sweep_id")
+    except BaseException:
+        store.unlock()
+        raise
+    return store
 
 
 def _read_meta(path: Path) -> dict:
     """The checked :data:`META` of a sweep's folder."""
     try:
         meta = json.loads((path / META).read_text())
-        ok = meta["format"] == FORMAT and spec_hash(meta["spec"]) == meta["spec_sha256"]
+        ok = meta["format"] in FORMATS and spec_hash(meta["spec"]) == meta["spec_sha256"]
+        ok = ok and (meta["format"] == 1 or isinstance(meta["sweep_id"], str))
     except FileNotFoundError:
         raise ValueError(f"{path} holds no sweep ({META} is missing)") from None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         ok = False
     if not ok:
         raise ValueError(f"{path}/{META} is not a sweep's spec file (unreadable or altered)")
@@ -184,16 +298,17 @@ def read_table(path: str | Path):
         when none is finished).
 
     Raises:
-        ValueError: ``path`` holds no sweep.
+        ValueError: ``path`` holds no sweep, or a part that is unreadable, another sweep's or
+            a copy (a cell stored twice).
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from lshsim.sweep.spec import parse_spec
 
     path = Path(path)
     if not path.is_dir():
         raise ValueError(f"{path} is not a folder")
-    store = Store(path, parse_spec(_read_meta(path)["spec"]))
-    tables = [pq.read_table(p, schema=store.schema) for p in store.parts()]
+    meta = _read_meta(path)
+    store = Store(path, parse_spec(meta["spec"]), meta.get("sweep_id"))
+    tables = [t.replace_schema_metadata(None) for t in store.tables()]
     return pa.concat_tables(tables) if tables else store.schema.empty_table()

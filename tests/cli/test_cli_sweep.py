@@ -38,7 +38,7 @@ def swept(tmp_path_factory):
     with out.open("w") as fh:
         capture.setattr(sys, "stdout", fh)
         try:
-            assert main([*argv, "--json", "--batch", "3"]) == 0
+            assert main([*argv, "--json", "--part-rows", "3"]) == 0
         finally:
             capture.undo()
     return tmp, json.loads(out.read_text())
@@ -111,7 +111,7 @@ def _bad(tmp, spec_text, *extra):
         (["sweep", "--plot", "{tmp}/none"], "{tmp}/none is not a folder"),
         (["sweep", "--plot", "{tmp}"], "holds no sweep (_sweep.json is missing)"),
         (["sweep", "{tmp}/s.json", "--out", "{tmp}/o", "--workers", "-1"], "--workers must be"),
-        (["sweep", "{tmp}/s.json", "--out", "{tmp}/o", "--batch", "0"], "--batch must be"),
+        (["sweep", "{tmp}/s.json", "--out", "{tmp}/o", "--part-rows", "0"], "--part-rows must be"),
         (["sweep", "{tmp}/missing.toml", "--out", "{tmp}/o"], "SPEC: cannot read"),
     ],
 )

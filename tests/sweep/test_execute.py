@@ -64,7 +64,7 @@ def test_kill_9_then_resume_gives_every_cell_once(reference, scheduler, tmp_path
     spec.write_text(json.dumps(SPEC))
     argv = [sys.executable, "-m", "lshsim", "sweep", str(spec), "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([*argv, "--workers", "0", "--batch", "1"], env=env, cwd=ROOT)
+    proc = subprocess.Popen([*argv, "--workers", "0", "--part-rows", "1"], env=env, cwd=ROOT)
     try:
         deadline = time.monotonic() + 120
         while len(list(out.glob("part-*.parquet"))) < 2 and time.monotonic() < deadline:
@@ -121,5 +121,5 @@ def test_folder_rules(tmp_path):
     (tmp_path / "s" / "part-00007.parquet").write_bytes(
         (tmp_path / "s" / "part-00000.parquet").read_bytes()
     )
-    with pytest.raises(ValueError, match="is in two parts"):
+    with pytest.raises(ValueError, match="is already in another part"):
         run_sweep(spec, tmp_path / "s", resume=True)
