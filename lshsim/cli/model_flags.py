@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import argparse
 
-from lshsim.t5.configs import COLLAPSES, CONFIGS, LOOKUPS, LSH_FAMILIES, MEMORY_METHODS, T5Config
+from lshsim.t5.configs import (
+    COLLAPSES,
+    CONFIGS,
+    EXPERT_IMPLS,
+    LOOKUPS,
+    LSH_FAMILIES,
+    MEMORY_METHODS,
+    T5Config,
+)
 from lshsim.t5.lookups import LOOKUPS as LOOKUP_REGISTRY
 
 #: Help of ``--config``.
@@ -28,6 +36,9 @@ MEMORY_HELP = """external memory (paper sections 3 and 6):
                              top-k, --heads summed, PEER experts with --rank) or hashed
                              n-gram tables (Engram: --ngram N tokens, --heads hash tables of
                              prime sizes >= --buckets, sigmoid-gated)
+  --lookup engram            Engram as deployed: orders 2..--ngram hashed together (exact
+                             NgramHashMapping, --heads primes per order), compressed by
+                             --engram-tokenizer, signed-sqrt gate, short causal convolution
   the two combine freely (see `lshsim cost --config C --compare` for their FLOPs); the other
   flags need the method or lookup they tune: one that would have no effect is an error
 """
@@ -41,6 +52,7 @@ MEMORY_FIELDS = {
     "output": "memory_output",
     "lookup": "lookup",
     "rank": "expert_rank",
+    "expert_impl": "expert_impl",
     "buckets": "buckets",
     "lsh_family": "lsh_family",
     "lookup_seed": "lookup_seed",
@@ -50,6 +62,7 @@ MEMORY_FIELDS = {
     "topk": "topk",
     "heads": "lookup_heads",
     "ngram": "ngram",
+    "engram_tokenizer": "engram_tokenizer",
 }
 
 
@@ -98,11 +111,18 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--rank", type=int, metavar="R", help="expert rank (0; with --lookup)")
     g.add_argument(
+        "--expert-impl",
+        choices=EXPERT_IMPLS,
+        help="rank-r experts: ragged (tokens sorted by bucket, jax.lax.ragged_dot, N d memory) "
+        "or gather (each token's weights, N d r; fast on CPU); default auto: ragged on GPU/TPU "
+        "and in plan (--hardware), gather on CPU; the same numbers",
+    )
+    g.add_argument(
         "--buckets",
         type=int,
         metavar="N",
         help="table size per layer (tokenid: the vocabulary; productkey: a square s^2; "
-        "ngram: each head's prime is >= N; default 64; with --lookup)",
+        "ngram, engram: each head's prime is >= N; default 64; with --lookup)",
     )
     g.add_argument(
         "--lsh-family", choices=LSH_FAMILIES, help="LSH lookup family (simhash; with --lookup lsh)"
@@ -111,7 +131,7 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         "--lookup-seed",
         type=int,
         metavar="S",
-        help="seed of the LSH projections (0; with --lookup lsh)",
+        help="seed of the LSH projections or of Engram's hash (0; with --lookup lsh|engram)",
     )
     g.add_argument(
         "--router-jitter",
@@ -138,10 +158,20 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         "--heads",
         type=int,
         metavar="H",
-        help="product-key heads or n-gram hash heads (1; with --lookup productkey|ngram)",
+        help="product-key heads or n-gram hash heads (engram: per order) (1; with --lookup "
+        "productkey|ngram|engram)",
     )
     g.add_argument(
-        "--ngram", type=int, metavar="N", help="tokens per hashed n-gram (2; with --lookup ngram)"
+        "--ngram",
+        type=int,
+        metavar="N",
+        help="tokens per hashed n-gram (2; with --lookup ngram); engram: orders 2..N",
+    )
+    g.add_argument(
+        "--engram-tokenizer",
+        metavar="PATH",
+        help="SentencePiece .model whose vocabulary builds Engram's compressing map "
+        "(none: ids hashed uncompressed; with --lookup engram)",
     )
 
 

@@ -343,6 +343,36 @@ class EngramHash:
         total = (self.max_ngram_size - 1) * self.heads
         return _run_kernel(x, mult, 2, 0, self.pad, self._constants[layer], total)
 
+    def pair_hits(self, tokens1, tokens2, rng, layer: int) -> np.ndarray:
+        """Which heads of aligned windows agree, a fresh multiplier set per pair (Monte Carlo).
+
+        The law's trial (:mod:`lshsim.laws.engram`, on compressed ids): the layer's primes and
+        padding, but pair ``i``'s ``N`` multipliers drawn anew from ``rng`` with Engram's
+        distribution (``2 r + 1``, ``r`` below ``half_bound``).
+
+        Args:
+            tokens1: int ids ``[p, T]`` (original ids when a lookup was given).
+            tokens2: ``[p, T]``, aligned with ``tokens1``.
+            rng: a ``numpy.random.Generator`` for the ``p`` multiplier sets.
+            layer: one of ``layer_ids`` (its primes).
+
+        Returns:
+            bool ``[p, T, (N - 1) H]``: head agreement, order-major.
+        """
+        layer = self._layer(layer)
+        x1, x2 = self.compress(tokens1), self.compress(tokens2)
+        if x1.ndim != 2 or x1.shape != x2.shape:
+            raise ValueError(
+                f"tokens1 and tokens2 must have one shape [p, T], got {x1.shape}, {x2.shape}"
+            )
+        mult = Engram.draw_multipliers(rng, (x1.shape[0], self.max_ngram_size), self.vocab_size)
+        mult = np.ascontiguousarray(mult.astype(np.uint64))
+        total = (self.max_ngram_size - 1) * self.heads
+        consts = self._constants[layer]
+        a = _run_kernel(x1, mult, 2, 0, self.pad, consts, total)
+        b = _run_kernel(x2, mult, 2, 0, self.pad, consts, total)
+        return a == b
+
     def hash_layers(self, ids) -> dict[int, np.ndarray]:
         """``{layer: hash(ids, layer)}`` for every layer (Engram's ``hash``)."""
         return {layer: self.hash(ids, layer) for layer in self.layer_ids}

@@ -14,6 +14,11 @@ pass) can be checked against it bit for bit and timed against it:
 * :func:`build_lookup_table`: ``CompressedTokenizer._build_lookup_table`` on a list of decoded
   token strings (``decode([id])``), with a pluggable normaliser: by default the Hugging Face
   ``tokenizers`` normaliser sequence Engram builds, where that package is installed.
+* :func:`engram_module_forward`: ``Engram.forward`` (multi-head embedding, key and value
+  projections, the gate with its signed square root, ``ShortConv``) in torch with
+  ``hc_mult = 1``, on given weights, the parity reference of the model's ``engram`` lookup.
+* :func:`handmade_sentencepiece_model`: a small SentencePiece model built in memory (controls,
+  accents, case, NFKC forms, byte pieces) for the compressing map's tests.
 
 Primality here is trial division (independent of :func:`lshsim.laws.ngram.is_prime`), which
 is fine for the table sizes of the tests and the benchmark (below about ``10^10``).
@@ -21,6 +26,7 @@ is fine for the table sizes of the tests and the benchmark (below about ``10^10`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -29,7 +35,9 @@ __all__ = [
     "NgramHashMappingRef",
     "build_lookup_table",
     "engram_family",
+    "engram_module_forward",
     "find_next_prime",
+    "handmade_sentencepiece_model",
     "hf_normalizer",
     "is_prime_trial",
 ]
@@ -235,3 +243,103 @@ def build_lookup_table(
     for tid in range(len(texts)):
         lookup[tid] = old2new[tid]
     return lookup, len(key2new)
+
+
+def engram_module_forward(
+    hidden: np.ndarray,
+    hash_ids: np.ndarray,
+    primes: Sequence[int],
+    weights: dict[str, np.ndarray],
+    *,
+    kernel_size: int,
+    dilation: int,
+) -> np.ndarray:
+    """``Engram.forward`` with ``hc_mult = 1`` in torch (float64), on the given weights.
+
+    Transcribed from ``engram_demo_v1.py``: ``MultiHeadEmbedding`` (offsets = cumulative
+    primes), ``key_projs[0]``/``value_proj`` (``nn.Linear``, with bias), ``norm1``/``norm2``
+    (``nn.RMSNorm(d)``: eps = float32's machine epsilon, the value torch takes for a float32
+    module), ``gate = (k . q) / sqrt(d)``, ``gate = |gate|.clamp_min(1e-6).sqrt() sign(gate)``,
+    ``sigmoid``, ``value = gate * value_proj(e)``, ``ShortConv`` (``nn.RMSNorm(d, 1e-5)``,
+    depthwise ``nn.Conv1d`` without bias, ``padding = (K - 1) dilation`` cut to ``T``, SiLU),
+    ``output = value + short_conv(value)``.
+
+    Args:
+        hidden: ``[B, T, d]`` hidden states (the query).
+        hash_ids: int ``[B, T, heads]`` hashes (``_get_ngram_hashes``).
+        primes: the heads' table sizes, in the hash's order.
+        weights: ``table [sum p, e]``, ``key_kernel``/``value_kernel [heads e, d]`` (x @ W),
+            ``key_bias``/``value_bias [d]``, ``key_norm_scale``/``query_norm_scale``/
+            ``conv_norm_scale [d]``, ``conv_kernel [K, d]`` (tap ``k`` of channel ``c``).
+        kernel_size: ``K``.
+        dilation: Engram's ``max_ngram_size``.
+
+    Returns:
+        ``[B, T, d]`` float64.
+    """
+    import torch
+    from torch import nn
+
+    dt = torch.float64
+    w = {k: torch.as_tensor(np.asarray(v), dtype=dt) for k, v in weights.items()}
+    x = torch.as_tensor(np.asarray(hidden), dtype=dt)
+    _, length, d = x.shape
+    eps = float(np.finfo(np.float32).eps)
+    offsets = [0]
+    for p in list(primes)[:-1]:
+        offsets.append(offsets[-1] + int(p))
+    emb = nn.Embedding(int(sum(primes)), w["table"].shape[1]).to(dt)
+    key_proj = nn.Linear(w["key_kernel"].shape[0], d).to(dt)
+    value_proj = nn.Linear(w["value_kernel"].shape[0], d).to(dt)
+    norm1, norm2 = nn.RMSNorm(d, eps=eps).to(dt), nn.RMSNorm(d, eps=eps).to(dt)
+    conv_norm = nn.RMSNorm(d, eps=1e-5).to(dt)
+    conv = nn.Conv1d(
+        d, d, kernel_size, groups=d, bias=False, padding=(kernel_size - 1) * dilation,
+        dilation=dilation,
+    ).to(dt)  # fmt: skip
+    with torch.no_grad():
+        emb.weight.copy_(w["table"])
+        key_proj.weight.copy_(w["key_kernel"].T)
+        key_proj.bias.copy_(w["key_bias"])
+        value_proj.weight.copy_(w["value_kernel"].T)
+        value_proj.bias.copy_(w["value_bias"])
+        norm1.weight.copy_(w["key_norm_scale"])
+        norm2.weight.copy_(w["query_norm_scale"])
+        conv_norm.weight.copy_(w["conv_norm_scale"])
+        conv.weight.copy_(w["conv_kernel"].T[:, None, :])
+        ids = torch.as_tensor(np.asarray(hash_ids, dtype=np.int64)) + torch.tensor(offsets)
+        embeddings = emb(ids).flatten(start_dim=-2)
+        key = key_proj(embeddings)
+        normed_key = norm1(key)
+        normed_query = norm2(x)
+        gate = (normed_key * normed_query).sum(dim=-1) / math.sqrt(d)
+        gate = gate.abs().clamp_min(1e-6).sqrt() * gate.sign()
+        gate = gate.sigmoid().unsqueeze(-1)
+        value = gate * value_proj(embeddings)
+        y = conv(conv_norm(value).transpose(1, 2))[..., :length]
+        short = nn.SiLU()(y).transpose(1, 2)
+        return (value + short).numpy()
+
+
+def handmade_sentencepiece_model() -> bytes:
+    """A 270-piece SentencePiece model (T5 layout) with pieces the compressing map merges.
+
+    Controls ``<pad> </s> <unk>``, accents and case (``▁Café``, ``▁cafe``, ``CAFE``), NFKC forms
+    (``ﬁ``, ``Ⅻ``), ``▁the``/``The``, and the 256 byte pieces (byte fallback).
+    """
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    m = pb.ModelProto()
+    pieces = [
+        ("<pad>", 3), ("</s>", 3), ("<unk>", 2), ("▁", 1), ("▁Café", 1), ("▁cafe", 1),
+        ("CAFE", 1), ("é", 1), ("e", 1), ("ﬁ", 1), ("fi", 1), ("Ⅻ", 1), ("▁the", 1), ("The", 1),
+    ]  # fmt: skip
+    pieces += [(f"<0x{b:02X}>", 6) for b in range(256)]
+    for text, kind in pieces:
+        p = m.pieces.add()
+        p.piece, p.score, p.type = text, 0.0, kind
+    m.trainer_spec.model_type = 1
+    m.trainer_spec.byte_fallback = True
+    m.trainer_spec.pad_id, m.trainer_spec.eos_id, m.trainer_spec.unk_id = 0, 1, 2
+    m.trainer_spec.bos_id = -1
+    return m.SerializeToString()

@@ -25,11 +25,12 @@ TINY = configs.CONFIGS["tiny"]
 
 def test_each_lookup_is_one_named_object():
     """Keys are names; labels, help and flags are set; the flags are memory flags."""
-    assert list(LOOKUPS) == ["tokenid", "softmax", "lsh", "productkey", "ngram"]
+    assert list(LOOKUPS) == ["tokenid", "softmax", "lsh", "productkey", "ngram", "engram"]
     for name, lookup in LOOKUPS.items():
         assert isinstance(lookup, Lookup) and lookup.name == name
         assert lookup.label and lookup.help and lookup.cost_example[0]
-        assert {"rank", "buckets"} <= set(lookup.flags) <= set(MEMORY_FIELDS)
+        assert "buckets" in lookup.flags and set(lookup.flags) <= set(MEMORY_FIELDS)
+        assert ("rank" in lookup.flags) == (name != "engram")  # Engram has no rank experts
     for name, method in METHODS.items():
         assert method.name == name and method.label
         assert set(method.flags) <= set(MEMORY_FIELDS)

@@ -43,6 +43,7 @@ LOOKUP_FIELDS = {
     "lsh": {"lookup": "lsh", "expert_rank": 2, "buckets": 8},
     "productkey": {"lookup": "productkey", "expert_rank": 0, "buckets": 16, "topk": 2},
     "ngram": {"lookup": "ngram", "expert_rank": 2, "buckets": 31, "ngram": 2},
+    "engram": {"lookup": "engram", "buckets": 31, "ngram": 3, "lookup_heads": 2},
 }
 
 

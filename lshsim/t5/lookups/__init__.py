@@ -8,9 +8,11 @@ probe theory:
 - ``tokenid``, ``softmax``, ``lsh`` (the paper's three; :mod:`~lshsim.t5.lookups.routed`): one
   bucket per token, the layer in :mod:`~lshsim.t5.lookups.router_layer`, the probe in
   :mod:`~lshsim.t5.lookups.router_probe`;
-- ``productkey`` (PKM/PEER product keys) and ``ngram`` (Engram's hashed n-grams): slots, the
-  layers in ``productkey_layer`` and ``ngram_layer`` reading their values through ``tables``;
-  ``sizes`` holds the n-gram table sizes; ``probe_theory`` their probe.
+- ``productkey`` (PKM/PEER product keys) and ``ngram`` (Engram-style hashed n-grams): slots,
+  the layers in ``productkey_layer`` and ``ngram_layer`` reading their values through
+  ``tables``; ``sizes`` holds the n-gram table sizes; ``probe_theory`` their probe;
+- ``engram`` (Engram as deployed: exact hash, orders 2..N, compressed ids, signed-sqrt gate,
+  short convolution): the layer in ``engram_layer``.
 
 This package imports neither the config (the config imports it) nor JAX at import: the layers
 and the probe theory load when first used (``lsh`` names its families by their
@@ -21,6 +23,7 @@ and the probe theory load when first used (``lsh`` names its families by their
 from __future__ import annotations
 
 from lshsim.t5.lookups.base import DEFAULT_BUCKETS, Lookup
+from lshsim.t5.lookups.engram import ENGRAM
 from lshsim.t5.lookups.lsh import LSH
 from lshsim.t5.lookups.ngram import NGRAM
 from lshsim.t5.lookups.productkey import PRODUCTKEY
@@ -30,7 +33,9 @@ from lshsim.t5.lookups.tokenid import TOKENID
 __all__ = ["DEFAULT_BUCKETS", "LOOKUPS", "NO_LOOKUP", "Lookup", "get_lookup", "lookup_of"]
 
 #: Every lookup by its config name, in the order the command line and tables list them.
-LOOKUPS: dict[str, Lookup] = {lk.name: lk for lk in (TOKENID, SOFTMAX, LSH, PRODUCTKEY, NGRAM)}
+LOOKUPS: dict[str, Lookup] = {
+    lk.name: lk for lk in (TOKENID, SOFTMAX, LSH, PRODUCTKEY, NGRAM, ENGRAM)
+}
 
 #: The config's ``lookup`` for a model without partial experts.
 NO_LOOKUP = "none"

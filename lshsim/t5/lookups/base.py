@@ -69,6 +69,10 @@ class Lookup:
         n, d, r = cfg.num_buckets, cfg.d_model, cfg.expert_rank
         return n * d if r == 0 else 2 * n * d * r
 
+    def stack_params(self, cfg) -> int:
+        """Parameters of every layer's expert, encoder and decoder (equal layers by default)."""
+        return (cfg.num_encoder_layers + cfg.num_decoder_layers) * self.expert_params(cfg)
+
     # -- the model -----------------------------------------------------------------------
 
     def apply(self, module, x, token_ids, deterministic: bool = True):
