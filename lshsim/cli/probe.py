@@ -19,6 +19,7 @@ from lshsim.cli.model_flags import (
     add_mesh_flag,
     config_from_args,
 )
+from lshsim.cli.vocabulary import JSON_HELP, install_aliases
 from lshsim.t5.lookups import LOOKUPS
 
 _EPILOG = """\
@@ -36,9 +37,11 @@ the columns:
   z          (measured - predicted) / sd: near N(0, 1) for a random router, large when a
              trained router departs from the random-router theory
   effective buckets  exp(entropy) of the buckets the layer used: a collapsed router uses few
-  slots used, gini   the fraction of the table selected at least once and the Gini
-             coefficient of the selection counts (--json adds KL to uniform), as
-             memory-layer papers report usage
+  slots used, gini   the fraction of the table selected at least once and the standard
+             Gini coefficient of the selection counts; gini xlm is XLM's (standard - 1/n);
+             --json adds KL to uniform, the score-weighted (_w) Gini and KL, and XLM's
+             top50/top90/top99 slot counts (lshsim.t5.usage), as memory-layer papers report
+             usage
   productkey rows measure head 0 (top-1 slot, or its top-k overlap |A & B|/k) and the
   cosine of its queries; ngram rows measure head 0's bucket, and realised is the n-gram
   sharing q (see lshsim.t5.lookups.probe_theory)
@@ -49,7 +52,7 @@ examples:
   lshsim probe --config tiny --lookup productkey --buckets 256 --topk 2
   lshsim probe --config tiny --lookup ngram --ngram 2 --heads 4 --buckets 1000
   lshsim train --config tiny --lookup softmax --steps 400 --batch 16 --input-length 64 --out r
-  lshsim probe --checkpoint r --json
+  lshsim probe --run r --json
 """
 
 
@@ -62,7 +65,7 @@ def add_parser(sub) -> None:
         description=wrap(
             "Make sentence pairs from held-out text that share a fraction f of their aligned "
             "tokens (the other positions get random ordinary pieces), run both sentences "
-            "through the model (at initialisation with --config, or a trained --checkpoint), "
+            "through the model (at initialisation with --config, or a trained --run), "
             "and at every layer and position record the bucket each lookup picks and the "
             "cosine of the two layer inputs. Report the collision rate per layer and f next "
             "to the theory's prediction given those cosines: Voronoi for a softmax router "
@@ -74,7 +77,9 @@ def add_parser(sub) -> None:
         formatter_class=Formatter,
     )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--checkpoint", metavar="DIR", help="a `lshsim train` run directory")
+    src.add_argument(
+        "--run", metavar="DIR", help="a `lshsim train` run folder (formerly --checkpoint)"
+    )
     src.add_argument("--config", metavar="C", help=CONFIG_HELP + "; probed at initialisation")
     p.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
     add_memory_flags(p)
@@ -83,10 +88,10 @@ def add_parser(sub) -> None:
         "--samples", type=int, default=128, metavar="S", help="sentence pairs per overlap (128)"
     )
     p.add_argument(
-        "--overlaps",
+        "--overlap",
         default="0.1,0.3,0.5,0.7,0.9",
-        metavar="F,F,...",
-        help="overlaps f to probe (0.1,0.3,0.5,0.7,0.9)",
+        metavar="f,f,...",
+        help="overlaps f to probe, a comma list (0.1,0.3,0.5,0.7,0.9; formerly --overlaps)",
     )
     p.add_argument("--length", type=int, default=64, metavar="L", help="tokens per sentence (64)")
     p.add_argument(
@@ -106,17 +111,18 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--corpus", nargs="+", metavar="PATH", help="text for --config (default: embedded)"
     )
-    p.add_argument("--json", action="store_true", help='print {"rows": [...], "summary": [...]}')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_probe)
+    install_aliases(p, "probe")
 
 
 def _overlaps(text: str) -> list[float]:
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise ValueError(f"overlaps: expected comma-separated numbers, got {text!r}") from None
+        raise ValueError(f"--overlap: expected comma-separated overlaps, got {text!r}") from None
     if not values or not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in values):
-        raise ValueError(f"overlaps: each must be in [0, 1], got {text!r}")
+        raise ValueError(f"--overlap: overlaps must each be in [0, 1], got {text!r}")
     return values
 
 
@@ -127,14 +133,14 @@ def _source(args):
     from lshsim.t5.checkpoint import read_run
 
     seed = check_int("seed", args.seed, 0, 2**32 - 1)
-    if args.checkpoint is not None:
+    if args.run is not None:
         given = [f for f in MEMORY_FIELDS if f != "lookup" and getattr(args, f) is not None]
         if given:
             flag = "--" + given[0].replace("_", "-")
             raise ValueError(f"{flag[2:]}: a checkpoint's memory is fixed; {flag} needs --config")
         if args.corpus:
             raise ValueError("corpus: a checkpoint is probed on its own held-out split")
-        run = check_run_dir(args.checkpoint, "--checkpoint")
+        run = check_run_dir(args.run, "--run")
         probe.theory_family(read_run(run)[0])  # refused before the restore
         config, params, step = probe.checkpoint_params(run, args.step)
         if args.lookup is not None and args.lookup != config.lookup:
@@ -144,7 +150,7 @@ def _source(args):
         rows, ids = probe.sentence_source(config, length=args.length, run=run)
         return config, params, rows, ids, f"{run} step {step}"
     if args.step is not None:
-        raise ValueError("step: only with --checkpoint")
+        raise ValueError("step: only with --run")
     if args.lookup is None:
         raise ValueError(f"lookup: --config needs --lookup {'|'.join(LOOKUPS)}")
     config = config_from_args(args)
@@ -167,7 +173,7 @@ def run_probe(args: argparse.Namespace) -> int:
     from lshsim._validate import check_int
     from lshsim.t5 import probe
 
-    overlaps = _overlaps(args.overlaps)
+    overlaps = _overlaps(args.overlap)
     samples = check_int("samples", args.samples, 2)
     draws = check_int("router_draws", args.router_draws, 0)
     check_int("length", args.length, 2)
@@ -231,5 +237,5 @@ def _print_table(result: list[dict], summary: list[dict]) -> None:
         print(
             f"{s['layer']:<10s} {s['mean_departure']:+.4f}  rms z {s['rms_z']:.2f}  "
             f"inside {s['inside']}/{s['rows']}  effective buckets {s['effective_buckets']:.1f}  "
-            f"used {s['slots_used']:.3f}  gini {s['gini']:.3f}"
+            f"used {s['slots_used']:.3f}  gini {s['gini']:.3f} (xlm {s['gini_xlm']:.3f})"
         )

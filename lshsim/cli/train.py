@@ -25,6 +25,7 @@ from lshsim.cli.model_flags import (
     add_mesh_flag,
     config_from_args,
 )
+from lshsim.cli.vocabulary import JSON_HELP, install_aliases
 
 _TRAIN_EPILOG = (
     """\
@@ -73,7 +74,7 @@ def _add_train_parser(sub) -> None:
     add_config_flag(tr)
     add_memory_flags(tr)
     tr.add_argument("--steps", required=True, type=int, metavar="N", help="total training steps")
-    tr.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    tr.add_argument("-o", "--out", required=True, metavar="DIR", help="run directory")
     tr.add_argument(
         "--corpus",
         nargs="+",
@@ -118,7 +119,7 @@ def _add_train_parser(sub) -> None:
     )
     add_mesh_flag(tr)
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
-    tr.add_argument("--json", action="store_true", help="print the summary as JSON, no bar")
+    tr.add_argument("--json", action="store_true", help=JSON_HELP)
     add_distributed_flags(tr)
     tr.set_defaults(func=run_train)
 
@@ -127,11 +128,21 @@ def _add_eval_parser(sub) -> None:
     ev = sub.add_parser(
         "eval",
         help="held-out loss and span accuracy of a training run's checkpoint",
-        description="Evaluate a run's latest checkpoint (or --step) on its held-out batches: "
-        "cross-entropy per target token, span-target token accuracy, and the same over the "
-        "span contents only (sentinels and EOS left out).",
+        description=wrap(
+            "Evaluate a run's latest checkpoint (or --step) on its held-out batches: "
+            "cross-entropy per target token, span-target token accuracy, and the same over the "
+            "span contents only (sentinels and EOS left out). Nothing random is drawn: the "
+            "held-out batches are the run's own."
+        ),
+        epilog="example:\n  lshsim eval --run runs/tiny --step 100 --json\n",
+        formatter_class=Formatter,
     )
-    ev.add_argument("--checkpoint", required=True, metavar="DIR", help="a `lshsim train` --out")
+    ev.add_argument(
+        "--run",
+        required=True,
+        metavar="DIR",
+        help="a `lshsim train` run folder (formerly --checkpoint)",
+    )
     ev.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
     ev.add_argument(
         "--examples",
@@ -141,8 +152,9 @@ def _add_eval_parser(sub) -> None:
         "run's own 4 eval batches; the first 4 x batch examples are always those)",
     )
     add_mesh_flag(ev)
-    ev.add_argument("--json", action="store_true", help="print one JSON object")
+    ev.add_argument("--json", action="store_true", help=JSON_HELP)
     ev.set_defaults(func=run_eval)
+    install_aliases(ev, "eval")
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -214,11 +226,11 @@ def run_eval(args: argparse.Namespace) -> int:
         The exit status, 0.
     """
     check_ranges(args, STEP_RANGES)
-    check_run_dir(args.checkpoint, "--checkpoint")
+    check_run_dir(args.run, "--run")
 
     from lshsim.t5.loop import evaluate_run
 
-    res = evaluate_run(args.checkpoint, step=args.step, examples=args.examples, mesh=args.mesh)
+    res = evaluate_run(args.run, step=args.step, examples=args.examples, mesh=args.mesh)
     if args.json:
         print(json.dumps(res))
     else:

@@ -53,7 +53,7 @@ DEPRECATED: dict[tuple[str, str], str] = {
     ("eval", "--checkpoint"): "--run",
     ("probe", "--checkpoint"): "--run",
     ("probe", "--overlaps"): "--overlap",
-    ("memory_studies", "--scheduler-timeout"): "--timeout",
+    ("launch", "--scheduler-timeout"): "--timeout",
 }
 
 #: Names that must not come back as options (one name per idea): old name -> the one used.
@@ -277,15 +277,12 @@ JSON_EXCEPTIONS = {"memory_studies": "--json PATH is the results file it reads a
 _warned: set[str] = set()
 
 
-def _warn_once(old: str, new: str, command: str) -> None:
-    """Print ``lshsim: warning: OLD is now NEW`` once per process and spelling."""
-    if (command, old) in _warned:
+def _warn_once(old: str, new: str, prog: str) -> None:
+    """Print ``PROG: warning: OLD is now NEW`` once per process and spelling."""
+    if (prog, old) in _warned:
         return
-    _warned.add((command, old))
-    print(
-        f"lshsim {command}: warning: {old} is now {new} (the old spelling will go)",
-        file=sys.stderr,
-    )
+    _warned.add((prog, old))
+    print(f"{prog}: warning: {old} is now {new} (the old spelling will go)", file=sys.stderr)
 
 
 def install_aliases(parser: argparse.ArgumentParser, command: str) -> None:
@@ -297,7 +294,8 @@ def install_aliases(parser: argparse.ArgumentParser, command: str) -> None:
 
     Args:
         parser: the command's parser (its options already added).
-        command: its name, as :data:`DEPRECATED` keys it.
+        command: its name, as :data:`DEPRECATED` keys it (``launch``: the launch flags of a
+            study script).
 
     Raises:
         KeyError: a new spelling is not an option of ``parser`` (a bug in :data:`DEPRECATED`).
@@ -312,15 +310,15 @@ def install_aliases(parser: argparse.ArgumentParser, command: str) -> None:
             action.__class__ = type(
                 "Aliased" + base.__name__,
                 (base,),
-                {"_warns": True, "__call__": _aliased_call(base, command)},
+                {"_warns": True, "__call__": _aliased_call(base, parser.prog)},
             )
         action.aliases = (*getattr(action, "aliases", ()), old)
 
 
-def _aliased_call(base, command: str):
+def _aliased_call(base, prog: str):
     def __call__(self, parser, namespace, values, option_string=None):
         if option_string in getattr(self, "aliases", ()):
-            _warn_once(option_string, self.option_strings[-1], command)
+            _warn_once(option_string, self.option_strings[-1], prog)
         return base.__call__(self, parser, namespace, values, option_string)
 
     return __call__

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import shutil
 
-from lshsim.launch.launchers import DaskLauncher, Launcher, LocalLauncher
+from lshsim.cli.vocabulary import install_aliases
+from lshsim.launch.launchers import TIMEOUT, DaskLauncher, Launcher, LocalLauncher
 from lshsim.launch.slurm import SlurmLauncher, SlurmResources, parse_time
 
 #: The launchers, as ``--launcher`` spells them.
@@ -18,7 +19,7 @@ LAUNCHERS = ("local", "dask", "slurm")
 DASK_FLAGS = {
     "workers": "--workers",
     "scheduler": "--scheduler",
-    "scheduler_timeout": "--scheduler-timeout",
+    "scheduler_timeout": "--timeout",
 }
 SLURM_FLAGS = {
     "partition": "--partition",
@@ -63,10 +64,12 @@ def add_launch_flags(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--workers", type=int, metavar="N", help="dask: a LocalCluster of N processes")
     g.add_argument("--scheduler", metavar="ADDR", help="dask: a running scheduler, tcp://host:port")
     g.add_argument(
-        "--scheduler-timeout",
+        "--timeout",
+        dest="scheduler_timeout",
         type=float,
         metavar="S",
-        help="dask: seconds to wait for --scheduler (default 10)",
+        help=f"dask: seconds to wait for --scheduler to answer (default {TIMEOUT:g}; formerly "
+        "--scheduler-timeout)",
     )
     g.add_argument("--partition", metavar="P", help="slurm: partition (cluster default)")
     g.add_argument("--nodes", type=int, metavar="N", help="slurm: nodes per run (1)")
@@ -82,6 +85,7 @@ def add_launch_flags(ap: argparse.ArgumentParser) -> None:
         help="slurm: submit again runs submitted before and not finished (default:\n"
         "skip them as pending or running)",
     )
+    install_aliases(ap, "launch")
 
 
 def _refuse_others(args: argparse.Namespace, flags: dict[str, str], owner: str) -> None:
@@ -112,11 +116,15 @@ def launcher_from_args(args: argparse.Namespace, progress: bool = False) -> Laun
     if args.launcher == "local":
         return LocalLauncher(progress=progress)
     if args.launcher == "dask":
+        if args.scheduler is not None:
+            from lshsim.sweep.execute import check_address
+
+            check_address(args.scheduler)  # a dry run too: a typo is found before the real one
         if args.workers is not None and args.scheduler is not None:
             raise ValueError("--workers: starts a local cluster; not with --scheduler")
         if args.scheduler_timeout is not None and args.scheduler is None:
-            raise ValueError("--scheduler-timeout: only with --scheduler")
-        timeout = 10.0 if args.scheduler_timeout is None else args.scheduler_timeout
+            raise ValueError("--timeout: only with --scheduler")
+        timeout = TIMEOUT if args.scheduler_timeout is None else args.scheduler_timeout
         launcher = DaskLauncher(
             workers=1 if args.workers is None else args.workers,
             scheduler=args.scheduler,

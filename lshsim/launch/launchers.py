@@ -17,6 +17,9 @@ from typing import Any, Protocol
 
 from lshsim.launch.rundir import Job, execute_job, one_line, write_job
 
+#: Seconds a Dask launcher waits for its ``--scheduler`` to answer (``--timeout``'s default).
+TIMEOUT = 10.0
+
 #: Called with each finished job and its row.
 OnResult = Callable[[Job, dict[str, Any]], None]
 
@@ -106,13 +109,13 @@ class DaskLauncher:
         self,
         workers: int = 1,
         scheduler: str | None = None,
-        timeout: float = 10.0,
+        timeout: float = TIMEOUT,
         client: Any = None,
     ):
         if workers < 1:
             raise ValueError(f"--workers: must be >= 1, got {workers}")
         if timeout <= 0:
-            raise ValueError(f"--scheduler-timeout: must be > 0 seconds, got {timeout}")
+            raise ValueError(f"--timeout: must be > 0 seconds, got {timeout}")
         if scheduler is not None and client is not None:
             raise ValueError("scheduler: give a scheduler address or a client, not both")
         self.workers, self.scheduler, self.timeout = workers, scheduler, timeout
@@ -130,12 +133,15 @@ class DaskLauncher:
         if self.client is not None:
             return self.client
         if self.scheduler is not None:
-            try:
-                self.client = Client(self.scheduler, timeout=self.timeout)
-            except (OSError, TimeoutError, ValueError) as exc:
+            from lshsim.sweep.execute import connect
+
+            try:  # bounded even when a server accepts and never answers
+                self.client = connect(self.scheduler, self.timeout)
+            except ValueError as exc:
+                why = one_line(exc).split(": ", 1)[-1]
                 raise ValueError(
                     f"--scheduler: cannot reach {self.scheduler} within {self.timeout:g} s "
-                    f"({one_line(exc)[:200]})"
+                    f"({why[:200]})"
                 ) from None
         else:
             self._cluster = LocalCluster(

@@ -35,6 +35,9 @@ NOT_AXES = {
     "json": "it only changes the command's output",
     "topk": "a different quantity (the top-k overlap); not a sweep axis yet",
     "half_cosines": "product keys at two half-cosines; not a sweep axis yet",
+    "far": "rho_lsh and amplification are not sweep results yet",
+    "tables": "rho_lsh and amplification are not sweep results yet",
+    "concat": "rho_lsh and amplification are not sweep results yet",
 }
 #: Options the CLI accepts only with ``--overlap`` (with ``--cosine`` they have no effect).
 SENTENCE_ONLY = {"simulate": ("length", "vocab"), "theory": ("dim", "length", "vocab", "cosines")}

@@ -49,7 +49,7 @@ def test_each_launcher_gets_its_options():
             ["--launcher", "dask", "--workers", "2", "--scheduler", "tcp://h:1"],
             "--workers: starts a local cluster; not with --scheduler",
         ),
-        (["--launcher", "dask", "--scheduler-timeout", "3"], "--scheduler-timeout: only with"),
+        (["--launcher", "dask", "--timeout", "3"], "--timeout: only with"),
         (["--launcher", "slurm", "--dry-run", "--time", "soon"], "--time: expected minutes"),
         (["--launcher", "slurm", "--dry-run", "--nodes", "0"], "--nodes: must be an integer"),
     ],
@@ -67,6 +67,6 @@ def test_slurm_without_sbatch_fails_before_any_work(tmp_path, monkeypatch):
 
 
 def test_an_unreachable_scheduler_fails_when_the_launcher_is_built():
-    argv = ("--launcher", "dask", "--scheduler", "tcp://127.0.0.1:9", "--scheduler-timeout", "0.5")
+    argv = ("--launcher", "dask", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "0.5")
     with pytest.raises(ValueError, match=r"--scheduler: cannot reach tcp://127\.0\.0\.1:9 within"):
         build(parse(*argv))

@@ -56,7 +56,7 @@ def test_dask_runs_every_job_in_a_worker_process_once(tmp_path, cluster):
 def test_dask_rejects_bad_settings_and_an_unreachable_scheduler_in_one_line(tmp_path):
     with pytest.raises(ValueError, match="--workers: must be >= 1, got 0"):
         DaskLauncher(workers=0)
-    with pytest.raises(ValueError, match="--scheduler-timeout: must be > 0"):
+    with pytest.raises(ValueError, match="--timeout: must be > 0"):
         DaskLauncher(scheduler="tcp://127.0.0.1:9", timeout=0)
     launcher = DaskLauncher(scheduler="tcp://127.0.0.1:9", timeout=0.5)
     with pytest.raises(

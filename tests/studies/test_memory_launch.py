@@ -231,7 +231,7 @@ def test_slurm_dry_run_of_the_real_variant_prints_147_scripts(tmp_path, capsys):
                 "dask",
                 "--scheduler",
                 "tcp://127.0.0.1:9",
-                "--scheduler-timeout",
+                "--timeout",
                 "0.2",
             ],
             "--scheduler: cannot reach tcp://127.0.0.1:9 within 0.2 s",
