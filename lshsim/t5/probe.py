@@ -58,6 +58,7 @@ from lshsim._validate import check_float, check_int
 from lshsim.t5.configs import T5Config
 from lshsim.t5.lookups import Lookup, lookup_of
 from lshsim.t5.lookups.router_probe import redrawn_rates as redrawn_rates  # re-exported
+from lshsim.t5.usage import USAGE_KEYS
 
 #: overlaps probed by default
 OVERLAPS = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -69,6 +70,12 @@ LENGTH = 64
 ROUTER_DRAWS = 32
 #: normal quantile of the 95% intervals
 Z95 = 1.959963984540054
+
+#: the usage columns of a row (:func:`lshsim.t5.usage.usage_metrics`; ``used`` as ``slots_used``)
+USAGE_COLUMNS = {
+    "slots_used": "used",
+    **{k: k for k in USAGE_KEYS if k not in ("used", "effective")},
+}
 
 ROW_KEYS = (
     "layer",
@@ -89,9 +96,7 @@ ROW_KEYS = (
     "sd_pairs",
     "z",
     "effective_buckets",
-    "slots_used",
-    "kl_uniform",
-    "gini",
+    *USAGE_COLUMNS,
     "pairs",
     "positions",
 )
@@ -198,8 +203,10 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
         batch: rows per forward pass.
 
     Returns:
-        ``{"encoder/0": (bucket int64[S, length], input float32[S, length, d]), ...}`` in
-        layer order, encoder first.
+        ``{"encoder/0": (bucket int64[S, length], input float32[S, length, d], weights), ...}``
+        in layer order, encoder first; ``weights`` (float32, the shape of the ids) are the
+        selections' weights (:meth:`~lshsim.t5.lookups.Lookup.probe_weights`), ``None`` for
+        a lookup whose selections all weigh 1.
     """
     lookup = _lookup(config)
     run = _recorder(config)
@@ -214,13 +221,19 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
             for i in range(count):
                 e = inter[stack][f"layers_{i}"]["expert"]
                 ids, vec = lookup.probe_record(config, e)
+                w = lookup.probe_weights(config, e)
                 parts.setdefault(_layer_name(stack, i), []).append(
-                    (np.asarray(ids), np.asarray(vec, np.float32))
+                    (
+                        np.asarray(ids),
+                        np.asarray(vec, np.float32),
+                        None if w is None else np.asarray(w, np.float32),
+                    )
                 )
     return {
         name: (
-            np.concatenate([b for b, _ in chunks]).astype(np.int64),
-            np.concatenate([x for _, x in chunks]),
+            np.concatenate([b for b, _, _ in chunks]).astype(np.int64),
+            np.concatenate([x for _, x, _ in chunks]),
+            None if chunks[0][2] is None else np.concatenate([w for _, _, w in chunks]),
         )
         for name, chunks in parts.items()
     }
@@ -244,7 +257,8 @@ def layer_stats(
         name: ``"encoder/i"`` or ``"decoder/i"``.
         overlap: the nominal ``f``.
         config: the model config.
-        rec_a: ``(bucket [S, L], input [S, L, d])`` of the first sentences at this layer.
+        rec_a: ``(bucket [S, L], input [S, L, d], weights or None)`` of the first sentences
+            at this layer (:func:`record_layers`).
         rec_b: the same for the second sentences.
         tok_a: the tokens the layer's positions carry in the first sentences (``[S, L]``).
         tok_b: the same for the second sentences.
@@ -307,9 +321,7 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
                 "sd_pairs": math.sqrt(v_pairs),
                 "z": z,
                 "effective_buckets": st["effective_buckets"],
-                "slots_used": st["usage"]["used"],
-                "kl_uniform": st["usage"]["kl_uniform"],
-                "gini": st["usage"]["gini"],
+                **{col: st["usage"][key] for col, key in USAGE_COLUMNS.items()},
                 "pairs": int(pairs),
                 "positions": int(pairs * length),
             }
@@ -390,7 +402,9 @@ def summarise(rows: Sequence[dict]) -> list[dict[str, Any]]:
         One dict per layer: ``layer``, ``mean_departure`` (mean of measured - predicted over
         the overlaps), ``max_abs_z``, ``rms_z``, ``inside`` (rows whose interval contains
         the prediction) out of ``rows``, and the mean over the overlaps of
-        ``effective_buckets``, ``slots_used`` and ``gini`` (:mod:`lshsim.t5.usage`).
+        ``effective_buckets`` and every usage column (:data:`USAGE_COLUMNS`:
+        ``slots_used``, the standard ``gini`` and XLM's ``gini_xlm``, the score-weighted
+        ``_w`` ones, the top-50/90/99 counts; :mod:`lshsim.t5.usage`).
     """
     layers: dict[str, list] = {}
     for r in rows:
@@ -406,8 +420,7 @@ def summarise(rows: Sequence[dict]) -> list[dict[str, Any]]:
                 "rms_z": float(np.sqrt(np.mean(z**2))),
                 "inside": sum(r["ci_low"] <= r["predicted"] <= r["ci_high"] for r in rs),
                 "effective_buckets": float(np.mean([r["effective_buckets"] for r in rs])),
-                "slots_used": float(np.mean([r["slots_used"] for r in rs])),
-                "gini": float(np.mean([r["gini"] for r in rs])),
+                **{c: float(np.mean([r[c] for r in rs])) for c in USAGE_COLUMNS},
                 "rows": len(rs),
             }
         )

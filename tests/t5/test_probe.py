@@ -123,7 +123,7 @@ def test_recorded_buckets_are_the_lookup_of_the_recorded_inputs(lookup):
     a, _ = _pairs(config)
     rec = probe.record_layers(config, params, a, batch=3)
     assert list(rec) == ["encoder/0", "encoder/1", "decoder/0", "decoder/1"]
-    for name, (bucket, x) in rec.items():
+    for name, (bucket, x, _) in rec.items():
         stack, i = name.split("/")
         assert bucket.shape == a.shape and x.shape == (*a.shape, config.d_model)
         if lookup == "softmax":

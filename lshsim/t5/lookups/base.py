@@ -103,6 +103,11 @@ class Lookup:
         """``(ids, vectors)`` one layer's sown ``intermediates`` give the probe."""
         return expert["bucket"][0], expert["layer_input"][0]
 
+    def probe_weights(self, cfg, expert: dict) -> Any:
+        """The weights of :meth:`probe_record`'s ids (the sown ``weight``; ``None``: all 1)."""
+        weight = expert.get("weight")
+        return None if weight is None else weight[0]
+
     def probe_stats(
         self,
         name: str,

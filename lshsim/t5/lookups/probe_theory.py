@@ -48,7 +48,7 @@ import numpy as np
 
 from lshsim import theory
 from lshsim.t5.lookups.sizes import ngram_table_sizes
-from lshsim.t5.usage import usage_metrics
+from lshsim.t5.usage import pair_weights, split_record, usage_metrics
 
 
 def productkey_record(expert: dict) -> tuple[Any, Any]:
@@ -129,8 +129,11 @@ def redrawn_ngram(
     return np.array(rates)
 
 
-def _finish(out: dict[str, Any], sa, sb, n_slots: int, redrawn: float, v_router: float) -> dict:
-    usage = usage_metrics(np.concatenate([sa.ravel(), sb.ravel()]), n_slots)
+def _finish(
+    out: dict[str, Any], sa, sb, n_slots: int, redrawn: float, v_router: float, wa=None, wb=None
+) -> dict:
+    weights = pair_weights(wa, wb, sa, sb)
+    usage = usage_metrics(np.concatenate([sa.ravel(), sb.ravel()]), n_slots, weights)
     out.update(redrawn=redrawn, v_router=v_router, usage=usage)
     out["effective_buckets"] = usage["effective"]
     return out
@@ -155,7 +158,7 @@ def productkey_stats(
     ``k = 1``, ``half_cos`` ``[S, L, 2]`` (the prediction is computed for all layers at once in
     :func:`productkey_predictions`), otherwise ``per_position``.
     """
-    (sa, xa), (sb, xb) = rec_a, rec_b
+    (sa, xa, wa), (sb, xb, wb) = split_record(rec_a), split_record(rec_b)
     out: dict[str, Any] = {"name": name, "overlap": overlap, "cos": _cos(xa, xb)}
     redrawn, v_router = math.nan, 0.0
     k, s = config.topk, math.isqrt(config.num_buckets)
@@ -173,7 +176,7 @@ def productkey_stats(
         redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
         if k > 1:
             out["per_position"] = per.mean(axis=0).reshape(sa.shape[:-1])
-    return _finish(out, sa, sb, config.num_buckets, redrawn, v_router)
+    return _finish(out, sa, sb, config.num_buckets, redrawn, v_router, wa, wb)
 
 
 def ngram_stats(
@@ -193,7 +196,7 @@ def ngram_stats(
     ``rec_a``/``rec_b`` are :func:`ngram_record`'s ``(ids, vectors)``; returns ``usage`` and
     ``per_position`` (``same + (1 - same)/m_0``) besides the softmax/LSH stats' keys.
     """
-    (sa, xa), (sb, xb) = rec_a, rec_b
+    (sa, xa, _), (sb, xb, _) = split_record(rec_a), split_record(rec_b)  # weight 1
     out: dict[str, Any] = {"name": name, "overlap": overlap, "cos": _cos(xa, xb)}
     redrawn, v_router = math.nan, 0.0
     m0 = ngram_table_sizes(config.num_buckets, config.lookup_heads)[0]

@@ -74,6 +74,10 @@ class ProductKey(Lookup):
 
         return productkey_record(expert)
 
+    def probe_weights(self, cfg, expert: dict) -> Any:
+        """Head 0's softmax weights of its selected slots."""
+        return expert["weights"][0][..., 0, :]
+
     def probe_stats(self, name, overlap, cfg, rec_a, rec_b, tok_a, tok_b, *, router_draws, seed):
         """Slot overlaps, half-cosines, re-drawn sub-keys."""
         from lshsim.t5.lookups.probe_theory import productkey_stats

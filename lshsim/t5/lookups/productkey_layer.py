@@ -47,7 +47,10 @@ def productkey_select(q, sub_keys, k: int):
 
 
 def productkey_layer(module, x2, token_ids, cfg, dt):
-    """``(out [N, d], head 0's top-1 slot [N], slots [N, h, k], {"query": [N, h, d]})``."""
+    """``(out [N, d], head 0's top-1 slot [N], slots [N, h, k], more)``.
+
+    ``more``: ``{"query": [N, h, d], "weights": [N, h, k]}`` (the slots' softmax weights).
+    """
     del token_ids  # product keys read the layer input only
     n, k, heads, d = cfg.num_buckets, cfg.topk, cfg.lookup_heads, x2.shape[-1]
     s = math.isqrt(n)
@@ -62,4 +65,4 @@ def productkey_layer(module, x2, token_ids, cfg, dt):
     scores, slots = productkey_select(q, keys, k)
     weights = jax.nn.softmax(scores, axis=-1)
     out = values(module, x2, slots, weights, n, cfg.expert_rank, dt)
-    return out, slots[:, 0, 0], slots, {"query": q}
+    return out, slots[:, 0, 0], slots, {"query": q, "weights": weights}

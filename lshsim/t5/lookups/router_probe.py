@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from lshsim import theory
-from lshsim.t5.usage import usage_metrics
+from lshsim.t5.usage import pair_weights, split_record, usage_metrics
 
 __all__ = ["cosines", "redrawn_rates", "router_at_overlap", "router_predictions", "router_stats"]
 
@@ -84,7 +84,7 @@ def router_stats(
     ``family``/``params``: the lookup's theory (``None``: token equality, whose "re-drawn"
     rate is the share of equal tokens).
     """
-    (ba, xa), (bb, xb) = rec_a, rec_b
+    (ba, xa, wa), (bb, xb, wb) = split_record(rec_a), split_record(rec_b)
     same = tok_a == tok_b
     redrawn, v_router = math.nan, 0.0
     if family is None:
@@ -95,7 +95,8 @@ def router_stats(
             family, n, params, xa.reshape(-1, d), xb.reshape(-1, d), router_draws, seed
         )
         redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
-    usage = usage_metrics(np.concatenate([ba.ravel(), bb.ravel()]), n)
+    weights = pair_weights(wa, wb, ba, bb)
+    usage = usage_metrics(np.concatenate([ba.ravel(), bb.ravel()]), n, weights)
     return {
         "name": name,
         "overlap": overlap,
