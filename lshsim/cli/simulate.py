@@ -16,6 +16,7 @@ from lshsim._validate import check_int
 from lshsim.cli import simulate_topk
 from lshsim.cli.families import family_help
 from lshsim.cli.output import print_rows
+from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.estimate import MODES, estimate_collision
 from lshsim.hashing import FAMILIES, get_family
 from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES, amplification
@@ -71,22 +72,28 @@ hashed n-grams (--family ngram, --overlap f): the rate at an aligned full window
 
 
 def add_target_args(p: argparse.ArgumentParser):
-    """Add the arguments that say what to compute: family, buckets, cosine or sentence model.
+    """Add the arguments that say what to compute, in help groups by what they configure.
+
+    "what to compute" (family, buckets, overlap or cosine, top-k), "sentence model" (the
+    options of ``--overlap``), then one group per family's own parameters (from the registry).
 
     Args:
         p: the ``simulate`` or ``theory`` parser.
 
     Returns:
-        The required group of ``--overlap`` and ``--cosine`` (``theory`` adds one more).
+        ``(what, sentence)``: the required group of ``--overlap`` and ``--cosine`` (``theory``
+        adds one more) and the sentence-model group (``theory`` adds its options).
     """
-    p.add_argument(
+    target = p.add_argument_group("what to compute")
+    target.add_argument(
         "--family",
         required=True,
         choices=list(FAMILIES),
         metavar="F",
         help="lookup family: " + ", ".join(FAMILIES),
     )
-    p.add_argument(
+    target.add_argument(
+        "-n",
         "--buckets",
         required=True,
         type=int,
@@ -94,38 +101,22 @@ def add_target_args(p: argparse.ArgumentParser):
         help="number of buckets n (>= 2; a power of two for simhash and default "
         "pstable, even for crosspolytope)",
     )
-    what = p.add_mutually_exclusive_group(required=True)
+    what = target.add_mutually_exclusive_group(required=True)
     what.add_argument(
         "--overlap",
         type=float,
         metavar="f",
         help="fraction f in [0, 1] of shared tokens (sentence model)",
     )
+    halves = ", ".join(name for name, cls in FAMILIES.items() if cls.halves)
     what.add_argument(
         "--cosine",
         type=float,
         metavar="a",
-        help="exact cosine a in [-1, 1] of two unit vectors (vector families)",
+        help=f"exact cosine a in [-1, 1] of two unit vectors (vector families; {halves}: both "
+        "halves at a)",
     )
-    p.add_argument(
-        "--dim",
-        type=int,
-        metavar="d",
-        help="embedding dimension d (default 64; >= 2 with --overlap)",
-    )
-    p.add_argument(
-        "--length",
-        type=int,
-        metavar="l",
-        help="with --overlap: sentence length l in tokens (default 32)",
-    )
-    p.add_argument(
-        "--vocab",
-        type=int,
-        metavar="V",
-        help="with --overlap: vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
-    )
-    p.add_argument(
+    target.add_argument(
         "--topk",
         type=int,
         metavar="k",
@@ -133,8 +124,28 @@ def add_target_args(p: argparse.ArgumentParser):
         "crosspolytope, productkey: PKM's top-k per half, then top-k of the k^2 sums); "
         "theory: exact for voronoi (k <= 16, --cosine)",
     )
+    target.add_argument(
+        "--dim",
+        type=int,
+        metavar="d",
+        help="embedding dimension d (default 64; >= 2 with --overlap; no effect in --mode "
+        "reduced at a --cosine)",
+    )
+    sentence = p.add_argument_group("sentence model (with --overlap)")
+    sentence.add_argument(
+        "--length",
+        type=int,
+        metavar="l",
+        help="sentence length l in tokens (default 32)",
+    )
+    sentence.add_argument(
+        "--vocab",
+        type=int,
+        metavar="V",
+        help="vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
+    )
     _add_family_param_args(p)
-    return what
+    return what, sentence
 
 
 def family_options() -> dict[str, list]:
@@ -151,7 +162,12 @@ def family_options() -> dict[str, list]:
 
 
 def _add_family_param_args(p: argparse.ArgumentParser) -> None:
-    """Add one option per family parameter (``--rotation``, ``--k``, ``--width``, ...)."""
+    """Add one option per family parameter (``--rotation``, ``--k``, ``--width``, ...).
+
+    Each goes to the help group of the families that have it ("family pstable, minhash"),
+    derived from the family objects' ``parameters``.
+    """
+    groups: dict[tuple[str, ...], argparse._ArgumentGroup] = {}
     for option, owners in family_options().items():
         first = owners[0][1]
         kwargs: dict = {"metavar": first.metavar or option.upper()}
@@ -160,7 +176,10 @@ def _add_family_param_args(p: argparse.ArgumentParser) -> None:
         else:
             kwargs["type"] = first.type
         helps = dict.fromkeys(param.help for _, param in owners)
-        p.add_argument(f"--{option}", dest=first.dest, help="; ".join(helps), **kwargs)
+        names = tuple(name for name, _ in owners)
+        if names not in groups:
+            groups[names] = p.add_argument_group("family " + ", ".join(names))
+        groups[names].add_argument(f"--{option}", dest=first.dest, help="; ".join(helps), **kwargs)
 
 
 def add_parsers(sub) -> None:
@@ -183,31 +202,35 @@ def _add_simulate_parser(sub) -> None:
         formatter_class=argparse.RawTextHelpFormatter,
     )
     add_target_args(sim)
-    sim.add_argument(
+    est = sim.add_argument_group("estimation")
+    est.add_argument(
         "--samples",
         type=int,
         default=10_000,
         metavar="S",
         help="number of sentence/vector pairs (default 10000)",
     )
-    sim.add_argument(
+    est.add_argument(
         "--seed", type=int, default=0, metavar="s", help="seed (default 0); same seed, same numbers"
     )
-    sim.add_argument(
+    est.add_argument(
         "--mode",
         choices=MODES,
         default="full",
         help="full: hash real d-dim vectors; reduced: sample only the sufficient "
-        "statistics (exact; simhash, pstable, voronoi, gaussian-projection crosspolytope)",
+        "statistics (exact; "
+        + ", ".join(name for name, cls in FAMILIES.items() if cls.reduced)
+        + "; crosspolytope only with the gaussian-projection rotation)",
     )
-    sim.add_argument(
+    est.add_argument(
         "--threads",
         type=int,
         metavar="T",
         help="worker threads (default NUMBA_NUM_THREADS where threads pay: reduced mode, "
         "full voronoi and dense-rotation crosspolytope; else 1); the numbers do not depend on it",
     )
-    sim.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
+    out = sim.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help=JSON_HELP)
     sim.set_defaults(func=run_simulate)
 
 
@@ -222,34 +245,36 @@ def _add_theory_parser(sub) -> None:
         epilog=_THEORY_EPILOG,
         formatter_class=argparse.RawTextHelpFormatter,
     )
-    what = add_target_args(th)
+    what, sentence = add_target_args(th)
     what.add_argument(
         "--half-cosines",
         metavar="a1,a2",
         help="productkey: the cosines of the two halves (--cosine a is both at a)",
     )
-    th.add_argument(
+    sentence.add_argument(
         "--cosines",
         type=int,
         metavar="C",
-        help=f"with --overlap: cosines sampled for the average (default {SENTENCE_COSINES})",
+        help=f"cosines sampled for the average (default {SENTENCE_COSINES})",
     )
-    th.add_argument(
-        "--seed", type=int, metavar="s", help="with --overlap: seed of the cosines (default 0)"
+    sentence.add_argument(
+        "--seed", type=int, metavar="s", help="seed of the sampled cosines (default 0)"
     )
-    th.add_argument(
+    amp = th.add_argument_group("LSH exponent and amplification (with --cosine)")
+    amp.add_argument(
         "--far",
         type=float,
         metavar="a2",
         help="with --cosine: the far cosine a2 in [-1, a) of rho_lsh and amplified_far (default 0)",
     )
-    th.add_argument(
+    amp.add_argument(
         "--tables", type=int, metavar="L", help="with --cosine: L independent tables (>= 1)"
     )
-    th.add_argument(
+    amp.add_argument(
         "--concat", type=int, metavar="k", help="with --cosine: k hashes concatenated per table"
     )
-    th.add_argument("--json", action="store_true", help="print one JSON object")
+    out = th.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help=JSON_HELP)
     th.set_defaults(func=run_theory)
 
 
@@ -296,6 +321,11 @@ def run_simulate(args: argparse.Namespace) -> int:
     params = _family_params(args)
     sentence = _sentence_options(args, ("length", "vocab"))
     if args.dim is not None:
+        if args.cosine is not None and args.mode == "reduced":
+            raise ValueError(
+                "--dim has no effect with --mode reduced at a --cosine (the sufficient "
+                "statistics do not depend on d); drop it or use --mode full"
+            )
         sentence["dim"] = args.dim
     if args.topk is not None:
         return simulate_topk.run_simulate_topk(args, sentence, params)

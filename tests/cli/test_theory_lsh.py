@@ -77,7 +77,7 @@ def test_theory_help_explains_the_exponents_and_the_cost(capsys):
          "rotation='orthogonal'"),
         ("simulate --family crosspolytope --buckets 64 --cosine 0.5 --dim 8 --rotation "
          "orthogonal", "n (buckets) must be <= 2d"),
-        ("simulate --family crosspolytope --buckets 8 --cosine 0.5 --dim 8 --rotation "
+        ("simulate --family crosspolytope --buckets 8 --cosine 0.5 --rotation "
          "orthogonal --mode reduced", "exact only for rotation='gaussian-projection'"),
     ],
 )  # fmt: skip
