@@ -46,7 +46,6 @@ import numpy as np
 
 from lshsim._validate import as_token_ids, check_buckets, check_int
 from lshsim.hashing.base import HashFamily, OverlapLaw, Param
-from lshsim.hashing.engram import umulhi
 from lshsim.laws.ngram import (
     MAX_HEADS,
     MAX_NGRAM,
@@ -106,18 +105,31 @@ def ngram_kernel(tokens, mult, salt, moduli, out):  # pragma: no cover - jit
     m, length = tokens.shape
     rows, heads, order = mult.shape
     # v mod m_h without a division (Lemire's fastmod, exact for 32-bit v and m_h): with
-    # c = floor((2^64 - 1) / m_h) + 1, v mod m_h = high64((c v mod 2^64) m_h)
+    # c = floor((2^64 - 1) / m_h) + 1, v mod m_h = high64((c v mod 2^64) m_h); for m_h < 2^32
+    # the high word is (hi32(w) m_h + (lo32(w) m_h >> 32)) >> 32 with w = c v mod 2^64 (no
+    # term overflows), 64-bit products only, so the heads loop vectorises.
     mods = moduli.astype(np.uint64)
     magic = (np.uint64(0xFFFFFFFFFFFFFFFF) // mods) + np.uint64(1)
+    mult_t = np.empty((rows, order, heads), dtype=np.uint64)  # heads innermost: contiguous
+    for r in range(rows):
+        for h in range(heads):
+            for j in range(order):
+                mult_t[r, j, h] = mult[r, h, j]
+    v = np.empty(heads, dtype=np.uint64)
     for i in range(m):
         r = i if rows > 1 else 0
         for t in range(length - order + 1):
             for h in range(heads):
-                v = np.uint64(salt[r, h])
-                for j in range(order):
-                    x = np.uint64(tokens[i, t + order - 1 - j])
-                    v ^= (np.uint64(mult[r, h, j]) * x) & _MASK
-                out[i, t, h] = np.int64(umulhi(magic[h] * _fmix32(v), mods[h]))
+                v[h] = np.uint64(salt[r, h])
+            for j in range(order):
+                x = np.uint64(tokens[i, t + order - 1 - j])
+                for h in range(heads):
+                    v[h] ^= (mult_t[r, j, h] * x) & _MASK
+            for h in range(heads):
+                w = magic[h] * _fmix32(v[h])
+                d = mods[h]
+                hi = (w >> np.uint64(32)) * d + (((w & _MASK) * d) >> np.uint64(32))
+                out[i, t, h] = np.int64(hi >> np.uint64(32))
 
 
 def ngram_hash(tokens, multipliers, salts, moduli, *, xp=np, pad_id: int | None = None):
