@@ -19,7 +19,7 @@ from lshsim.t5.memory_methods import METHODS
 
 #: The ranges of the options that the library does not check itself, or reads 0 as "the
 #: default" for: argparse dest -> ``(lo, hi)`` (``hi`` ``None``: no upper bound). The library
-#: checks the others (``--steps``, ``--batch``, ``--lr``, ``--K``, ...) before any work, with
+#: checks the others (``--steps``, ``--batch``, ``--lr``, ``--blocks``, ...) before any work, with
 #: its own one-line messages.
 TRAIN_RANGES = {
     "eval_every": (1, None),
@@ -48,7 +48,9 @@ NEEDS = (*_needs("memory", METHODS), *_needs("lookup", LOOKUPS))
 
 def flag(dest: str) -> str:
     """The command-line spelling of a ``dest``: ``input_length`` -> ``--input-length``."""
-    return "--" + dest.replace("_", "-")
+    from lshsim.cli.vocabulary import DEST_FLAGS
+
+    return DEST_FLAGS.get(dest, "--" + dest.replace("_", "-"))
 
 
 def check_ranges(args: argparse.Namespace, ranges: dict[str, tuple[int, int | None]]) -> None:
@@ -78,7 +80,7 @@ def check_effective(args: argparse.Namespace, memory: str, lookup: str) -> None:
         lookup: the model's lookup (``--lookup``, else the config's).
 
     Raises:
-        ValueError: one line naming the option and what it needs, e.g. ``--K has no effect
+        ValueError: one line naming the option and what it needs, e.g. ``--blocks has no effect
             without --memory sum|sameup|altup``.
     """
     chosen = {"memory": memory, "lookup": lookup}

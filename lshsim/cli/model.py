@@ -17,6 +17,7 @@ from lshsim.cli.model_flags import (
     add_memory_flags,
     config_from_args,
 )
+from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.t5.configs import CONFIGS, TABLE3, TABLE3_ALTUP, T5Config
 
 
@@ -39,13 +40,14 @@ def _add_params_parser(sub) -> None:
             "parameters are the input table shared by encoder and decoder plus the untied output "
             "projection, as in the paper's Table 3; partial experts are counted apart."
         ),
-        epilog=MEMORY_HELP + "\nexamples:\n  lshsim params --config small --memory altup --K 2   "
+        epilog=MEMORY_HELP
+        + "\nexample:\n  lshsim params --config small --memory altup --blocks 2   "
         "# Table 3's S + AltUp row\n",
         formatter_class=Formatter,
     )
     add_config_flag(par)
     add_memory_flags(par)
-    par.add_argument("--json", action="store_true", help="print one JSON object")
+    par.add_argument("--json", action="store_true", help=JSON_HELP)
     par.set_defaults(func=run_params)
 
 
@@ -61,7 +63,7 @@ def _add_cost_parser(sub) -> None:
             "baseline: AltUp K=2 and 4 (wide, and collapsed), SameUp, Sum, each lookup, and plain "
             "transformers of width 2d and 4d."
         ),
-        epilog=MEMORY_HELP,
+        epilog=MEMORY_HELP + "\nexample:\n  lshsim cost --config tiny --compare\n",
         formatter_class=Formatter,
     )
     add_config_flag(co)
@@ -69,7 +71,7 @@ def _add_cost_parser(sub) -> None:
     co.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (config)")
     co.add_argument("--target-length", type=int, metavar="T", help="decoder tokens (spans)")
     co.add_argument("--compare", action="store_true", help="price the paper's variants of --config")
-    co.add_argument("--json", action="store_true", help="print one JSON object")
+    co.add_argument("--json", action="store_true", help=JSON_HELP)
     co.set_defaults(func=run_cost)
 
 

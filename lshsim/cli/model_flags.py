@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from lshsim.cli.vocabulary import install_aliases
 from lshsim.t5.configs import (
     COLLAPSES,
     CONFIGS,
@@ -83,7 +84,13 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
     """
     g = p.add_argument_group("external memory")
     g.add_argument("--memory", choices=MEMORY_METHODS, help="wide-embedding method (none)")
-    g.add_argument("--K", type=int, metavar="K", help="blocks of width d (2; with --memory)")
+    g.add_argument(
+        "--blocks",
+        dest="K",
+        type=int,
+        metavar="K",
+        help="K blocks of width d (2; with --memory; formerly --K)",
+    )
     g.add_argument(
         "--extra",
         type=int,
@@ -152,7 +159,7 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         help="router z-loss weight (0; with --lookup softmax)",
     )
     g.add_argument(
-        "--topk", type=int, metavar="K", help="slots read per token (1; with --lookup productkey)"
+        "--topk", type=int, metavar="k", help="slots read per token (1; with --lookup productkey)"
     )
     g.add_argument(
         "--heads",
@@ -173,6 +180,7 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         help="SentencePiece .model whose vocabulary builds Engram's compressing map "
         "(none: ids hashed uncompressed; with --lookup engram)",
     )
+    install_aliases(p, "memory")
 
 
 def config_from_args(args: argparse.Namespace) -> T5Config:

@@ -32,7 +32,7 @@ examples:
   lshsim plan --config tiny --mesh data=2,model=1 --batch 32
   lshsim plan --config base --lookup tokenid --rank 5 --mesh data=1,model=8 --batch 256 \\
       --accumulate 8 --hardware h100 --json
-  lshsim plan --config large --memory altup --K 2 --batch 256 --minimal --hardware a100
+  lshsim plan --config large --memory altup --blocks 2 --batch 256 --minimal --hardware a100
 
 """
     + MEMORY_HELP

@@ -37,7 +37,7 @@ examples:
   lshsim train --config tiny --steps 150 --out runs/tiny
   lshsim train --config tiny --steps 300 --out runs/tiny --resume
   lshsim train --config small --steps 1000 --out runs/s --corpus c4-train.00000-of-01024.json.gz
-  lshsim train --config tiny --steps 150 --out runs/altup --memory altup --K 2
+  lshsim train --config tiny --steps 150 --out runs/altup --memory altup --blocks 2
   lshsim train --config tiny --steps 150 --out runs/sm --lookup softmax --rank 16 --buckets 64
   lshsim train --config tiny --steps 150 --out runs/tid --lookup tokenid --mesh data=2,model=4
 

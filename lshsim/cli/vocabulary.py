@@ -36,10 +36,11 @@ JSON_HELP = "print one JSON object instead of the text (no progress bar)"
 
 #: The commands that draw random numbers, so each has ``--seed`` (a sweep's seed is also
 #: its spec's ``seed``; ``theory`` draws only with ``--overlap``, its Monte-Carlo cosines).
+#: Not ``check``: each claim's Monte-Carlo evidence uses the fixed seeds the claim states (a
+#: claim is checked as written); not ``eval``: its held-out batches are the run's own.
 RANDOM_COMMANDS = (
     "simulate",
     "theory",
-    "check",
     "reproduce",
     "train",
     "finetune",
@@ -54,7 +55,10 @@ DEPRECATED: dict[tuple[str, str], str] = {
     ("probe", "--checkpoint"): "--run",
     ("probe", "--overlaps"): "--overlap",
     ("launch", "--scheduler-timeout"): "--timeout",
+    ("memory", "--K"): "--blocks",
 }
+#: argparse dests whose option is not ``--`` + the dest with dashes (messages name the option).
+DEST_FLAGS = {"K": "--blocks", "scheduler_timeout": "--timeout"}
 
 #: Names that must not come back as options (one name per idea): old name -> the one used.
 SYNONYMS = {
@@ -196,7 +200,7 @@ TERMS: tuple[Term, ...] = (
     # model
     _t("--config", "model config (tiny, small, base, ...)", "choice"),
     _t("--memory", "wide-embedding method (sum, sameup, altup)", "choice"),
-    _t("--K", "K-block width of a wide embedding (K blocks of d)", "int", "2"),
+    _t("--blocks", "K: a wide embedding's blocks of width d", "int", "2"),
     _t("--extra", "extra embedding width", "int"),
     _t("--cross", "decoder cross-attention reads the K blocks wide or summed", "choice"),
     _t("--output", "logits from the wide or the summed blocks", "choice"),
@@ -227,6 +231,16 @@ TERMS: tuple[Term, ...] = (
     _t("--checkpoint-every", "checkpoint every K steps", "int"),
     _t("--keep-checkpoints", "newest checkpoints kept", "int", "3"),
     _t("--examples", "eval: held-out examples evaluated", "int"),
+    _t(
+        "--expert-impl",
+        "how the partial experts are computed (the numbers do not change)",
+        "choice",
+    ),
+    _t(
+        "--engram-tokenizer",
+        "engram lookup: the SentencePiece model of its compressing map",
+        "file",
+    ),
     _t("--eval-examples", "finetune: held-out examples per evaluation", "int"),
     _t("--task", "a fine-tuning task or mixture", "choice"),
     _t("--cap", "mixture examples cap", "int"),
@@ -244,6 +258,7 @@ TERMS: tuple[Term, ...] = (
     _t("--compare", "cost: price the paper's variants", "flag"),
     # check, reproduce
     _t("--claim", "check: only this claim (repeatable)", "text"),
+    _t("--row", "calibrate: only this row (repeatable)", "text"),
     _t("--mutate", "check: also run each check under its mutation", "flag"),
     _t("--quick", "reproduce: small versions of every study", "flag"),
     # output
@@ -295,7 +310,7 @@ def install_aliases(parser: argparse.ArgumentParser, command: str) -> None:
     Args:
         parser: the command's parser (its options already added).
         command: its name, as :data:`DEPRECATED` keys it (``launch``: the launch flags of a
-            study script).
+            study script; ``memory``: the model commands' external-memory flags).
 
     Raises:
         KeyError: a new spelling is not an option of ``parser`` (a bug in :data:`DEPRECATED`).

@@ -35,7 +35,7 @@ CASES = [
     ("reproduce --verify {tmp}/adir --seed 3", "--seed"),
     # sizes that cannot fit this machine: refused from an estimate, before allocating
     ("train --config tiny --steps 1 --out {tmp}/r --batch 100000000", "--batch: 100000000"),
-    ("params --config tiny --memory altup --K 1000000000", "--K: the "),
+    ("params --config tiny --memory altup --blocks 1000000000", "of K = 1000000000 need about"),
     ("cost --config tiny --input-length 100000000", "--input-length: 100000000 tokens need"),
     ("train --config tiny --steps 5 --out {tmp}/r --keep-checkpoints 1", "--keep-checkpoints"),
     # 0 (or below) is an error, never the default
@@ -66,9 +66,9 @@ CASES = [
     ("params --config tiny --lookup lsh --lookup-seed -1", "lookup_seed must be"),
     ("params --config tiny --lookup softmax --router-jitter 1", "router_jitter must be in [0, 1)"),
     # options with no effect in the given combination
-    ("params --config tiny --K 4", "--K has no effect without --memory sum|sameup|altup"),
-    ("params --config tiny --memory none --K 3", "--K has no effect without --memory"),
-    ("train --config tiny --steps 1 --out {tmp}/r --memory none --K 3", "--K has no effect"),
+    ("params --config tiny --blocks 4", "--blocks has no effect without --memory sum|sameup|altup"),
+    ("params --config tiny --memory none --blocks 3", "--blocks has no effect without --memory"),
+    ("train --config tiny --steps 1 --out {tmp}/r --memory none --blocks 3", "--blocks has no effect"),
     ("params --config tiny --extra 128", "--extra has no effect without --memory"),
     ("params --config tiny --cross sum", "--cross has no effect without --memory sameup|altup"),
     ("params --config tiny --memory sum --output sum", "--output has no effect without --memory"),
@@ -80,7 +80,7 @@ CASES = [
     ("params --config tiny --router-jitter 0.1", "--router-jitter has no effect without --lookup"),
     ("params --config tiny --lookup lsh --router-z-loss 1", "--router-z-loss has no effect"),
     ("probe --config tiny --lookup lsh --router-balance-loss 1", "--router-balance-loss has no"),
-    ("cost --config tiny --compare --K 2", "--K has no effect without --memory"),
+    ("cost --config tiny --compare --blocks 2", "--blocks has no effect without --memory"),
     ("simulate --family voronoi --buckets 16 --cosine 0.5 --length 8", "--length has no effect"),
     ("simulate --family voronoi --buckets 16 --cosine 0.5 --vocab 500", "--vocab has no effect"),
     ("theory --family voronoi --buckets 16 --cosine 0.5 --dim 8", "--dim has no effect with"),
