@@ -15,7 +15,15 @@ once to the list below.)
 
 from __future__ import annotations
 
-from lshsim.studies import amplification, collision, lookups, routing, sentences, theorem2
+from lshsim.studies import (
+    amplification,
+    collision,
+    frequency,
+    lookups,
+    routing,
+    sentences,
+    theorem2,
+)
 from lshsim.studies.base import PROFILES, Study, registry
 
 #: every study of ``lshsim reproduce``, by name, in run order
@@ -26,6 +34,7 @@ STUDIES: dict[str, Study] = registry(
     theorem2.STUDIES,
     amplification.STUDIES,
     lookups.STUDIES,
+    frequency.STUDIES,
 )
 
 __all__ = ["PROFILES", "STUDIES", "Study"]

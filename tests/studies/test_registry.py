@@ -19,6 +19,7 @@ COMMITTED_ORDER = [
     "theorem2_width",
     "amplification",
     "collision_beyond",
+    "frequency_collisions",
 ]
 
 
