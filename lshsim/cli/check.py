@@ -7,6 +7,7 @@ import json
 import textwrap
 
 from lshsim.cli.output import StepBar
+from lshsim.cli.vocabulary import JSON_HELP
 
 
 def add_parser(sub) -> None:
@@ -23,7 +24,10 @@ def add_parser(sub) -> None:
         "also run each claim's check against its named mutation (a deliberately broken "
         "library function, e.g. the exact Voronoi probability scaled by 1.01), under which "
         "the check must fail: this shows that the check can fail. Exit status 0 when every "
-        "claim holds (and, with --mutate, every claim fails under its mutation), 1 otherwise.",
+        "claim holds (and, with --mutate, every claim fails under its mutation), 1 otherwise. "
+        "No --seed: each claim's Monte-Carlo evidence uses the fixed seeds the claim states.",
+        epilog="examples:\n  lshsim check\n  lshsim check --claim T1.a1 --mutate --json\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     chk.add_argument("--claim", action="append", metavar="ID", help="only this claim (repeatable)")
     chk.add_argument(
@@ -31,7 +35,7 @@ def add_parser(sub) -> None:
         action="store_true",
         help="also run each check under its mutation, where it must fail (about doubles the time)",
     )
-    chk.add_argument("--json", action="store_true", help='print {"claims": [...]} as JSON')
+    chk.add_argument("--json", action="store_true", help=JSON_HELP)
     chk.set_defaults(func=run_check)
 
 

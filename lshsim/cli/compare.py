@@ -6,6 +6,7 @@ import argparse
 import json
 
 from lshsim.cli.formatting import Formatter, wrap
+from lshsim.cli.vocabulary import JSON_HELP
 
 
 def add_parser(sub) -> None:
@@ -33,16 +34,14 @@ def add_parser(sub) -> None:
         + "\n\n"
         + wrap(
             "Exit status: 0 when every promise holds, 1 when one is broken, 2 on bad input "
-            "(a missing file, not a results.json, runs of different profiles or seeds)."
+            "(a missing file, not a results.json, runs of different profiles or seeds). --json "
+            "prints every quantity with up to 20 differences each."
         ),
+        epilog="example:\n  lshsim compare figures/results.json runs/r1/results.json --json\n",
     )
     cmp.add_argument("a", metavar="A", help="the reference results.json")
     cmp.add_argument("b", metavar="B", help="the results.json to check against A")
-    cmp.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON object (every quantity, up to 20 differences each, holds)",
-    )
+    cmp.add_argument("--json", action="store_true", help=JSON_HELP)
     cmp.set_defaults(func=run_compare)
 
 

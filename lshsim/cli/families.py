@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.hashing import FAMILIES, LAWS
 
 
@@ -35,7 +36,7 @@ def add_parser(sub) -> None:
         epilog="examples:\n  lshsim families\n  lshsim families --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    fam.add_argument("--json", action="store_true", help="print one JSON object")
+    fam.add_argument("--json", action="store_true", help=JSON_HELP)
     fam.set_defaults(func=run_families)
 
 

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 from lshsim.cli.formatting import Formatter, wrap
+from lshsim.cli.vocabulary import JSON_HELP
 
 _EPILOG = """\
 tasks (T5's text-to-text recasts; --data is the benchmark's folder for the task, or a folder
@@ -52,10 +53,10 @@ def add_parser(sub) -> None:
         formatter_class=Formatter,
     )
     ft.add_argument("--run", metavar="RUN", help="the pretrained run folder (`lshsim train`)")
-    ft.add_argument("--step", type=int, metavar="S", help="its checkpoint (default: latest good)")
+    ft.add_argument("--step", type=int, metavar="N", help="its checkpoint (default: latest good)")
     ft.add_argument("--task", required=True, metavar="NAME", help="a task or mixture (below)")
     ft.add_argument("--data", metavar="DIR", help="the task's data folder")
-    ft.add_argument("--out", required=True, metavar="DIR", help="the fine-tuning run folder")
+    ft.add_argument("-o", "--out", required=True, metavar="DIR", help="the fine-tuning run folder")
     ft.add_argument("--steps", required=True, type=int, metavar="N", help="total steps")
     ft.add_argument("--batch", type=int, metavar="B", help="examples per step (default 256)")
     ft.add_argument("--lr", type=float, metavar="X", help="constant learning rate (default 1e-3)")
@@ -77,7 +78,7 @@ def add_parser(sub) -> None:
     )
     ft.add_argument("--devices", type=int, metavar="D", help="data-parallel devices: data=D")
     ft.add_argument("--resume", action="store_true", help="continue the run in --out")
-    ft.add_argument("--json", action="store_true", help="print the summary as JSON, no bar")
+    ft.add_argument("--json", action="store_true", help=JSON_HELP)
     ft.set_defaults(func=run_finetune)
 
 

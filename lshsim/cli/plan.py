@@ -20,6 +20,7 @@ import sys
 
 from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import MEMORY_HELP, add_config_flag, add_memory_flags, config_from_args
+from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.t5.hardware import HARDWARE
 
 _EPILOG = (
@@ -94,7 +95,7 @@ def add_parser(sub) -> None:
         help="plan the fine-tuning step: dropout 0.1, batch 256 and T5's lengths for the "
         "benchmark (512/84, 512/62, 512/97) unless given",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_plan)
     _PARSER = p
 

@@ -26,9 +26,16 @@ def add_parser(sub) -> None:
         "--verify DIR checks a folder against its manifest instead: exit 0 when it holds "
         "exactly one finished run, 1 (one line per problem) when the run was interrupted or "
         "files are missing, changed or left over from another run.",
+        epilog="examples:\n  lshsim reproduce --quick --out runs/quick\n"
+        "  lshsim reproduce --verify figures\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rep.add_argument(
-        "--out", default=None, metavar="DIR", help="output directory (default figures/)"
+        "-o",
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="output directory (default figures/: the committed figures are regenerated)",
     )
     rep.add_argument("--seed", type=int, default=None, metavar="s", help="seed (default 0)")
     rep.add_argument(
