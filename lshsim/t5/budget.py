@@ -84,9 +84,9 @@ def _widths(cfg: T5Config) -> tuple[int, int]:
 
 
 def _expert_params(cfg: T5Config) -> int:
-    """Parameters of every layer's partial expert (its lookup's closed form; 0 without one)."""
+    """Parameters of one layer's partial expert (its lookup's closed form; 0 without one)."""
     lookup = lookup_of(cfg)
-    return lookup.stack_params(cfg) if lookup else 0
+    return lookup.expert_params(cfg) if lookup else 0
 
 
 def param_count(config: T5Config | str) -> dict[str, int]:
@@ -109,7 +109,7 @@ def param_count(config: T5Config | str) -> dict[str, int]:
     counts = {
         "embedding": embedding,
         "non_embedding": encoder + decoder + rel + projection,
-        "expert": _expert_params(cfg),
+        "expert": (ne + nd) * _expert_params(cfg),
     }
     counts["total"] = sum(counts.values())
     return counts
@@ -144,7 +144,7 @@ def activation_bytes(cfg: T5Config, batch: int, input_length: int, target_length
     c = _dtype_bytes(cfg)
     d, inner, ff, h = cfg.d_model, cfg.num_heads * cfg.d_kv, cfg.d_ff, cfg.num_heads
     blocks = cfg.memory_k if cfg.widened else 1
-    expert = 2 * d * cfg.expert_rank if cfg.lookup != "none" and cfg.expert_impl == "gather" else 0
+    expert = 2 * d * cfg.expert_rank if cfg.lookup != "none" and cfg.expert_impl != "ragged" else 0
     per_token = c * (6 * d * blocks + 4 * inner + 4 * ff + expert)
     cross, _ = _widths(cfg)
     L, T = input_length, target_length

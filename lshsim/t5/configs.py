@@ -21,6 +21,7 @@ import json
 from typing import Any
 
 from lshsim._validate import check_float, check_int
+from lshsim.t5.experts import EXPERT_IMPLS as EXPERT_IMPLS  # re-exported
 from lshsim.t5.lookups import DEFAULT_BUCKETS, NO_LOOKUP, Lookup, lookup_of
 from lshsim.t5.lookups import LOOKUPS as _LOOKUPS
 from lshsim.t5.lookups.lsh import LSH_FAMILIES
@@ -80,8 +81,10 @@ class T5Config:
             the router input, in training only.
         router_balance_loss: coefficient of the Switch load-balancing loss (0: off).
         router_z_loss: coefficient of the router z-loss (0: off).
-        expert_impl: ``gather`` (per-token weight gather; fast on CPU) or ``ragged``
-            (tokens sorted by bucket and ``jax.lax.ragged_dot``; less memory at large rank).
+        expert_impl: ``gather`` (per-token weight gather; fast on CPU), ``ragged``
+            (tokens sorted by bucket and ``jax.lax.ragged_dot``; ``N d`` memory instead of
+            ``N d r``) or ``auto`` (``ragged`` on GPU/TPU, ``gather`` on CPU; see
+            :mod:`lshsim.t5.experts`).
         topk: slots each token reads (``productkey``: PKM's top-k, ``1 <= k <= sqrt(n)``).
         lookup_heads: product-key heads (summed) or n-gram hash heads (``--heads``; >= 1).
         ngram: tokens hashed per n-gram bucket (``ngram`` lookup; >= 1); the ``engram``
@@ -122,7 +125,7 @@ class T5Config:
     router_jitter: float = 0.01
     router_balance_loss: float = 0.0
     router_z_loss: float = 0.0
-    expert_impl: str = "gather"
+    expert_impl: str = "auto"
     topk: int = 1
     lookup_heads: int = 1
     ngram: int = 2
@@ -184,7 +187,6 @@ LOOKUPS = (NO_LOOKUP, *_LOOKUPS)
 #: ``lsh_family``'s choices, :data:`LSH_FAMILIES`, and their :mod:`lshsim.hashing` families,
 #: :data:`LSH_HASH_FAMILIES`, are :mod:`lshsim.t5.lookups.lsh`'s (imported above).
 COLLAPSES = ("wide", "sum")
-EXPERT_IMPLS = ("gather", "ragged")
 
 
 def _choice(name: str, value: str, choices: tuple[str, ...]) -> None:

@@ -20,6 +20,12 @@ laptop. From the compiled executable it reads, per device:
   ``k = 1``; for ``k > 1`` it assumes the loop body and the rest split over the devices
   alike).
 
+Experts: the plan's target is an accelerator, so a config's ``expert_impl="auto"`` is planned
+as ``ragged`` (:func:`target_config`; the row says which). ``ragged_dot`` has no grouped kernel
+on the CPU compiler (JAX lowers it to a dense product over every bucket), so the step is traced
+inside :func:`lshsim.t5.experts.priced_on_host`: the grouped matmul is priced as one dense
+product of the same operands and results, the FLOPs and buffers of XLA's GPU/TPU kernel.
+
 Caveat: the numbers are those of XLA's CPU compiler. The arguments (state and batch shards)
 are the same on a GPU or TPU, but fusion, and so temporary bytes and bytes accessed, differs
 by backend: the temporaries are an estimate, and the bytes accessed (unfused on CPU) make the
@@ -162,6 +168,7 @@ def compile_step(
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
 
+    from lshsim.t5.experts import priced_on_host
     from lshsim.t5.steps import abstract_state, make_optimizer, make_train_step
 
     mesh = host_mesh(data, model)
@@ -177,7 +184,7 @@ def compile_step(
         donate_argnums=0,
     )
     t0 = time.perf_counter()
-    with jax.set_mesh(mesh):
+    with jax.set_mesh(mesh), priced_on_host():
         lowered = step.lower(state, inputs)
         compiled = lowered.compile()
         seconds = time.perf_counter() - t0
@@ -232,6 +239,23 @@ def analyse(compiled, loop_scale: tuple[float, float] = (1.0, 1.0)) -> dict[str,
     return out
 
 
+def target_config(config: T5Config | str) -> T5Config:
+    """The config as the plan's accelerator runs it: ``expert_impl="auto"`` is ``ragged``.
+
+    Args:
+        config: a config or its name.
+
+    Returns:
+        The config with :func:`lshsim.t5.experts.resolve_expert_impl` applied for an
+        accelerator (an explicit ``gather`` or ``ragged`` is kept).
+    """
+    from lshsim.t5.experts import resolve_expert_impl
+
+    cfg = get_config(config)
+    impl = resolve_expert_impl(cfg.expert_impl, "accelerator")
+    return cfg if impl == cfg.expert_impl else cfg.replace(expert_impl=impl)
+
+
 def plan(
     config: T5Config | str,
     *,
@@ -260,7 +284,8 @@ def plan(
         hardware_table: look ``hardware`` up here instead (tests).
 
     Returns:
-        A JSON-ready dict: ``mesh``, ``devices``, the shapes, ``params`` (counts by part),
+        A JSON-ready dict: ``mesh``, ``devices``, the shapes, ``expert_impl`` (the one
+        planned), ``params`` (counts by part),
         ``state_bytes`` and ``batch_bytes`` (per device, from the shardings), the
         :func:`analyse` figures (``per_device_bytes``, ``flops_per_step`` per device),
         ``flops_per_step_total``, ``compile_seconds``; with ``hardware`` also ``hardware``,
@@ -271,7 +296,7 @@ def plan(
     """
     from lshsim.t5.params import count_tree
 
-    cfg = get_config(config)
+    cfg = target_config(config)
     batch = check_int("batch", cfg.batch_size if batch is None else batch, 1)
     accumulate = check_int("accumulate", accumulate, 1)
     _check_mesh(batch, accumulate, data, model)
@@ -281,6 +306,7 @@ def plan(
     out: dict[str, Any] = {
         "config": cfg.name,
         "dtype": cfg.dtype,
+        "expert_impl": cfg.expert_impl,
         "mesh": {"data": data, "model": model},
         "devices": data * model,
         "batch": batch,
@@ -382,7 +408,7 @@ def minimal_plan(
     Raises:
         ValueError: invalid sizes or an unknown hardware name.
     """
-    cfg = get_config(config)
+    cfg = target_config(config)
     hw = get_hardware(hardware, hardware_table)
     batch = check_int("batch", cfg.batch_size if batch is None else batch, 1)
     accumulate = check_int("accumulate", accumulate, 1)

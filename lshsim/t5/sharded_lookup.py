@@ -50,6 +50,10 @@ def _bucket_sharded(fn: Callable, tables: tuple, rows: tuple, bucket: jax.Array,
     def local(*args):
         k = len(rows)
         row_args, local_tables, b = args[:k], args[k:-1], args[-1]
+        # every model shard reads the same rows: marked varying over model, their cotangents
+        # are summed over it (without this, ragged experts' x[order] left the input gradient
+        # one shard's: a 4% error in the embedding's gradient on a 2 x 2 mesh)
+        row_args = tuple(jax.lax.pcast(r, MODEL_AXIS, to="varying") for r in row_args)
         size = local_tables[0].shape[0]
         idx = b - jax.lax.axis_index(MODEL_AXIS) * size
         own = (idx >= 0) & (idx < size)

@@ -8,6 +8,7 @@ devices once for all the checks.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -97,6 +98,49 @@ def check_gradients(lookups: dict) -> dict:
                 ),
             }
     return out
+
+
+def check_ragged() -> dict:
+    """Rank-4 experts by ``ragged`` against ``gather``: value and gradients, 1 device and (2, 2).
+
+    ``gather`` on one device is the reference; ``ragged`` (``jax.lax.ragged_dot`` on tokens
+    sorted by bucket) runs on one device and on the (2, 2) mesh, tables split over ``model``
+    and tokens over ``data`` (:func:`lshsim.t5.sharded_lookup.expert_rows`), through
+    ``sum(sin(f_b(x)))`` and its gradients in ``x``, ``U``, ``V``.
+    """
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    from lshsim.t5 import sharded_lookup
+    from lshsim.t5.lookups.router_layer import expert_mlp
+
+    rng = np.random.default_rng(3)
+    n, d, r, tokens = 8, 16, 4, 64
+    x = jnp.asarray(rng.standard_normal((tokens, d)), jnp.float32)
+    wi = jnp.asarray(rng.standard_normal((n, d, r)) / 4, jnp.float32)
+    wo = jnp.asarray(rng.standard_normal((n, r, d)) / 2, jnp.float32)
+    bucket = jnp.asarray(rng.integers(0, n - 1, tokens), jnp.int32)  # the last bucket empty
+
+    def value_and_grads(impl):
+        def loss(x, wi, wo):
+            mlp = functools.partial(expert_mlp, impl=impl)
+            return jnp.sum(jnp.sin(sharded_lookup.expert_rows(mlp, x, wi, wo, bucket)))
+
+        return jax.value_and_grad(loss, argnums=(0, 1, 2))
+
+    want = jax.jit(value_and_grads("gather"))(x, wi, wo)
+    out = {"1x1": jax.jit(value_and_grads("ragged"))(x, wi, wo)}
+    mesh = sharding.make_mesh(2, 2)
+    rows, table = (
+        NamedSharding(mesh, PartitionSpec("data")),
+        NamedSharding(mesh, PartitionSpec("model")),
+    )
+    with sharding.mesh_context(mesh):
+        fn = jax.jit(value_and_grads("ragged"), in_shardings=(rows, table, table))
+        out["2x2"] = fn(x, wi, wo)
+    return {
+        name: {"value": [float(want[0]), float(got[0])], "grad_rel": _max_rel(got[1], want[1])}
+        for name, got in out.items()
+    }
 
 
 def collectives(hlo: str) -> list[tuple[str, int]]:
@@ -215,6 +259,7 @@ def main(argv: list[str]) -> None:
     result: dict = {"devices": jax.device_count(), "cpu_seconds": {}}
     for name, check in (
         ("gradients", lambda: check_gradients(lookups)),
+        ("ragged", check_ragged),
         ("hlo", check_steps),
         ("train", lambda: check_training(corpus, out_dir)),
     ):

@@ -204,6 +204,17 @@ def test_sharded_gradients_equal_one_device(checks):
 
 
 @pytest.mark.slow
+def test_ragged_experts_equal_gather_on_one_device_and_a_mesh(checks):
+    """Experts by ragged_dot give gather's value and gradients (input and both tables), on one
+    device and on the (2, 2) mesh with the tables split over model."""
+    rows = checks["ragged"]
+    assert set(rows) == {"1x1", "2x2"}
+    for name, row in rows.items():
+        np.testing.assert_allclose(row["value"][1], row["value"][0], rtol=1e-5, err_msg=name)
+        assert row["grad_rel"] < 1e-5, name
+
+
+@pytest.mark.slow
 def test_sharded_train_step_equals_one_device(checks):
     """One Adafactor step of a rank-16 Token-ID model on model = 2 and 4 equals model = 1."""
     steps = checks["hlo"]["step"]

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from lshsim.t5 import sharded_lookup
+from lshsim.t5.experts import grouped_dot, resolve_expert_impl
 
 __all__ = ["expert_mlp", "lecun", "routed_expert"]
 
@@ -34,23 +35,22 @@ def expert_mlp(x, wi, wo, bucket, impl: str = "gather"):
     ``gather`` materialises each row's ``U_b, V_b`` (``N d r`` memory; fast on CPU);
     ``ragged`` sorts the rows by bucket and multiplies with ``jax.lax.ragged_dot`` (``N d``
     memory; on CPU it is slow beyond a few buckets: 0.7 s vs 0.05 s at 128 buckets, N=4096,
-    d=128, r=16, forward and backward).
+    d=128, r=16, forward and backward); ``auto`` is ``ragged`` on GPU/TPU, ``gather`` on CPU
+    (:mod:`lshsim.t5.experts`).
     """
+    impl = resolve_expert_impl(impl, jax.default_backend())
     if impl == "gather":
         h = jax.nn.relu(jnp.einsum("nd,ndr->nr", x, jnp.take(wi, bucket, axis=0)))
         return jnp.einsum("nr,nrd->nd", h, jnp.take(wo, bucket, axis=0))
     order = jnp.argsort(bucket)
     sizes = jnp.bincount(bucket, length=wi.shape[0]).astype(jnp.int32)
-    h = jax.nn.relu(jax.lax.ragged_dot(x[order], wi, sizes))
-    y = jax.lax.ragged_dot(h, wo, sizes)
+    h = jax.nn.relu(grouped_dot(x[order], wi, sizes))
+    y = grouped_dot(h, wo, sizes)
     return jnp.zeros_like(y).at[order].set(y)
 
 
 def routed_expert(lookup, module: nn.Module, x, token_ids, deterministic: bool):
-    """``w(x) f_i(x)`` of ``x [..., d]``, ``token_ids [...]``; sows ``layer_input``, ``bucket``.
-
-    And ``weight`` when the lookup weighs its bucket (the probe's score-weighted usage).
-    """
+    """``w(x) f_i(x)`` of ``x [..., d]``, ``token_ids [...]``; sows ``layer_input``, ``bucket``."""
     cfg = module.config
     dt = jnp.dtype(cfg.dtype)
     shape, d, n, r = x.shape, x.shape[-1], cfg.num_buckets, cfg.expert_rank
@@ -58,8 +58,6 @@ def routed_expert(lookup, module: nn.Module, x, token_ids, deterministic: bool):
     module.sow("intermediates", "layer_input", x)
     bucket, weight = lookup.route(module, x2, token_ids.reshape(-1), deterministic)
     module.sow("intermediates", "bucket", bucket.reshape(shape[:-1]))
-    if weight is not None:
-        module.sow("intermediates", "weight", weight.reshape(shape[:-1]))
     if r == 0:
         init = lecun(-1, -2, axes=("buckets", "embed"))
         table = module.param("table", init, (n, d), jnp.float32)
