@@ -117,5 +117,8 @@ def test_cli_chooses_it_and_refuses_bad_fields(capsys):
         assert main(["params", "--config", "tiny", *flags]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, err
+    assert main(["probe", "--config", "tiny", "--lookup", "engram"]) == 2
+    err = capsys.readouterr().err
+    assert "the probe has no theory for the engram lookup" in err and "Traceback" not in err
     with pytest.raises(ValueError, match=r"^engram_tokenizer: no such SentencePiece model"):
         model_compress_table("/nonexistent.model", 512)

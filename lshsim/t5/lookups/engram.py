@@ -20,6 +20,11 @@ from lshsim.t5.lookups.base import Lookup
 
 __all__ = ["ENGRAM", "EngramLookup", "engram_layer_primes"]
 
+#: The probe's refusal (its theory would be the law on compressed ids of lshsim.laws.engram).
+NO_PROBE = (
+    "lookup: the probe has no theory for the engram lookup yet (its law on compressed ids is "
+    "lshsim.laws.engram; probe --lookup ngram instead)"
+)
 #: Largest table size per order: the offsets of all ``(N - 1) H`` heads stay int32.
 MAX_ROWS = 2**30
 
@@ -102,12 +107,13 @@ class EngramLookup(Lookup):
 
         return slot_expert(module, x, token_ids, engram_layer)
 
+    def probe_family(self, cfg) -> tuple[str | None, dict]:
+        """Refused: no routing-probe theory for this lookup yet (:data:`NO_PROBE`)."""
+        raise ValueError(NO_PROBE)
+
     def check_probe(self, cfg, router_draws: int) -> None:
-        """No routing-probe theory for this lookup yet: refuse before any work."""
-        raise ValueError(
-            "lookup: the probe has no theory for the engram lookup yet (its law on compressed "
-            "ids is lshsim.laws.engram; probe --lookup ngram instead)"
-        )
+        """Refused before any work (:data:`NO_PROBE`)."""
+        raise ValueError(NO_PROBE)
 
 
 ENGRAM = EngramLookup()
