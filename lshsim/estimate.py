@@ -1,4 +1,4 @@
-"""Monte-Carlo collision-probability estimates with Wilson confidence intervals.
+"""Monte-Carlo collision-probability estimates with 95% intervals built on the pairs.
 
 :func:`estimate_collision` is a thin wrapper around the estimation engine
 (:mod:`lshsim.estimation`): the checks, pair drawing, seeded blocks, threads, progress and the
@@ -69,7 +69,10 @@ class Estimate:
     """A collision-probability estimate and the run that produced it.
 
     ``samples`` counts the trials (also :attr:`trials`) and ``pairs`` the independent pairs;
-    they differ where a pair holds several trials (Token-ID positions, n-gram windows).
+    they differ where a pair holds several trials (Token-ID positions, n-gram windows). The
+    interval is built on the pairs (``interval``: the rule of
+    :mod:`lshsim.estimation.intervals`); ``effective_trials`` is what its Wilson interval
+    counted (the pairs, or the trials over the design effect).
     """
 
     family: str
@@ -89,6 +92,8 @@ class Estimate:
     length: int
     vocab: int
     params: dict = field(default_factory=dict)
+    interval: str = "pairs"
+    effective_trials: float | None = None
 
     @property
     def trials(self) -> int:
@@ -137,7 +142,8 @@ def estimate_collision(
         **params: family parameters (e.g. ``rotation="hadamard"``, ``k=4``, ``w=2.0``).
 
     Returns:
-        :class:`Estimate` with a Wilson 95% interval.
+        :class:`Estimate` with a 95% interval built on the pairs (Wilson where a pair is one
+        trial; Wilson at the cluster-robust effective trials where it holds several).
     """
     inputs = check_inputs(
         family, n, params, overlap=overlap, cosine=cosine, dim=dim, length=length, vocab=vocab,
@@ -169,6 +175,8 @@ def estimate_collision(
         length=inputs.length,
         vocab=inputs.vocab,
         params=inputs.params,
+        interval=COLLISION.interval,
+        effective_trials=est.effective_trials,
     )
 
 

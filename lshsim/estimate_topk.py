@@ -1,4 +1,4 @@
-"""Monte-Carlo top-k overlap ``E|T_k(x) ∩ T_k(y)| / k``, with a normal 95% interval.
+"""Monte-Carlo top-k overlap ``E|T_k(x) ∩ T_k(y)| / k``, with a 95% interval on the pairs.
 
 A thin wrapper around the estimation engine (:mod:`lshsim.estimation`) with the statistic
 :class:`lshsim.estimation.statistics.TopkOverlap`. Every trial draws a fresh hash function (as
@@ -8,8 +8,10 @@ A thin wrapper around the estimation engine (:mod:`lshsim.estimation`) with the 
 (:func:`lshsim.hashing.topk.topk_sets`). The trials are cut into the same seeded blocks
 (:data:`lshsim.estimation.engine.BLOCK`, block ``i`` seeded by child ``i`` of the seed), run one
 after the other, so the same seed gives the same number. The per-trial overlap takes values
-``0, 1/k, ..., 1``; the interval is ``mean ± 1.96 sd / sqrt(trials)`` (sample standard
-deviation), clipped to ``[0, 1]``.
+``0, 1/k, ..., 1``; the interval (before issue 32 ``mean ± 1.96 sd / sqrt(pairs)``) is the one on
+the pairs of
+:mod:`lshsim.estimation.intervals` (rule ``"pairs"``: a pair's ``k`` slots are correlated, so
+the cluster-robust variance over pairs sets the effective trials of a Wilson interval).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ __all__ = ["OverlapEstimate", "estimate_topk_overlap"]
 class OverlapEstimate:
     """A top-k overlap estimate; ``probability`` equals ``overlap`` (the CLI's two keys).
 
-    One trial per pair: ``pairs`` is also the number of trials (:attr:`trials`).
+    ``pairs`` are the independent units; ``trials`` the ``k`` slots of each (``pairs * k``);
+    ``std_error`` the cluster-robust standard error over pairs; ``interval`` the rule.
     """
 
     family: str
@@ -50,11 +53,8 @@ class OverlapEstimate:
     length: int
     vocab: int
     params: dict = field(default_factory=dict)
-
-    @property
-    def trials(self) -> int:
-        """The trials: one per pair."""
-        return self.pairs
+    trials: int = 0
+    interval: str = "pairs"
 
     def to_dict(self) -> dict:
         """A JSON-ready dict of every field."""
@@ -105,5 +105,6 @@ def estimate_topk_overlap(
     return OverlapEstimate(
         family, inputs.n, statistic.k, est.estimate, est.estimate, est.low, est.high,
         est.std_error, tally.pairs, time.perf_counter() - start, inputs.seed, inputs.overlap,
-        inputs.cosine, inputs.dim, inputs.length, inputs.vocab, inputs.params,
+        inputs.cosine, inputs.dim, inputs.length, inputs.vocab, inputs.params, tally.trials,
+        statistic.interval,
     )  # fmt: skip

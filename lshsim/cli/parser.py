@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     # imported when the parser is built: the command modules import Numba, JAX or Dask, which
     # read the environment that lshsim.cli.main checks first
     from lshsim.cli import (
+        calibrate,
         check,
         compare,
         families,
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     simulate.add_parsers(sub)  # simulate, theory
     check.add_parser(sub)
+    calibrate.add_parser(sub)
     reproduce.add_parser(sub)
     compare.add_parser(sub)
     families.add_parser(sub)

@@ -56,42 +56,96 @@ PROGRESS_DELAY = 1.0
 class Tally:
     """Per-pair sums of a run or of one block.
 
-    ``total`` and ``squares`` are the sum over pairs of each pair's value (its successes, or
-    its overlap) and of its square: with ``trials_per_pair`` fixed within a run, enough for the
-    mean and for a variance over pairs (a cluster-robust one where a pair holds several
-    trials). Integer values are summed exactly (Python ints); float values one by one in
-    pair order, so a sum does not depend on how a block is cut.
+    A pair's value ``y_i`` is its successes among ``m_i`` trials (``rates`` false), or a rate
+    over its trials already (``rates`` true: the top-k overlap fraction; its weight ``m_i`` is
+    then 1). The tally keeps the number of pairs and of trials and the sums over pairs of
+    ``y_i`` (``total``), ``y_i^2`` (``squares``), ``m_i`` (``weights``), ``m_i^2``
+    (``weight_squares``) and ``y_i m_i`` (``cross``): what the ratio estimator
+    ``sum y_i / sum m_i`` and its cluster-robust (delta-method) variance need
+    (:func:`lshsim.estimation.intervals.ratio_variance`). ``certain`` and the three sums after
+    it hold ``sum c_i``, ``sum c_i^2``, ``sum y_i c_i`` and ``sum m_i c_i`` for a pair's
+    *certain* successes ``c_i`` (trials that succeed by construction, fixed by the input
+    model: Token-ID's shared positions), whose exclusion the interval needs
+    (:func:`lshsim.estimation.intervals.interval`). Integer values are summed exactly (Python
+    ints); float values one by one in pair order, so a sum does not depend on how a block is
+    cut.
     """
 
     pairs: int = 0
     trials: int = 0
     total: int | float = 0
     squares: int | float = 0
+    weights: int = 0
+    weight_squares: int = 0
+    cross: int | float = 0
+    rates: bool = False
+    certain: int = 0
+    certain_squares: int = 0
+    certain_cross: int = 0
+    certain_weights: int = 0
 
-    def add(self, values: np.ndarray, trials_per_pair: int) -> None:
-        """Add the per-pair ``values`` of a batch whose pairs each hold ``trials_per_pair``."""
+    def add(
+        self, values: np.ndarray, trials_per_pair: int, rates: bool = False, certain: int = 0
+    ) -> None:
+        """Add the per-pair ``values`` of a batch whose pairs each hold ``trials_per_pair``.
+
+        Args:
+            values: each pair's successes (int) or, with ``rates``, its rate (float).
+            trials_per_pair: the trials each pair holds.
+            rates: whether the values are rates (weight 1 each) rather than counts.
+            certain: each pair's certain successes (counts only; at most its value).
+        """
         values = np.asarray(values)
+        if self.pairs and rates != self.rates:
+            raise ValueError("a tally holds either per-pair counts or per-pair rates")
+        self.rates = rates
+        m = 1 if rates else trials_per_pair
         # counts: exact; a pair's count is at most l <= 2^25 (64 l bytes <= MAX_PAIR_BYTES), so
         # the squares of a block's 1024 pairs fit int64
         if values.dtype.kind in "biu":
             v = values.astype(np.int64)
-            self.total += int(v.sum())
+            total = int(v.sum())
+            self.total += total
             self.squares += int(v @ v)
+            self.cross += total * m
+            if certain:
+                c = int(certain)
+                if v.size and int(v.min()) < c:
+                    raise ValueError(f"a pair counted fewer successes than its {c} certain ones")
+                self.certain += c * v.size
+                self.certain_squares += c * c * v.size
+                self.certain_cross += c * total
+                self.certain_weights += c * m * v.size
         else:
-            total, squares = self.total, self.squares
+            if certain:
+                raise ValueError("certain successes apply to per-pair counts, not rates")
+            total, squares, cross = self.total, self.squares, self.cross
             for x in values.tolist():
                 total += x
                 squares += x * x
-            self.total, self.squares = total, squares
+                cross += x * m
+            self.total, self.squares, self.cross = total, squares, cross
         self.pairs += values.size
         self.trials += values.size * trials_per_pair
+        self.weights += values.size * m
+        self.weight_squares += values.size * m * m
 
     def merge(self, other: Tally) -> Tally:
         """Add ``other``'s sums to this one (blocks are merged in block order); return self."""
+        if self.pairs and other.pairs and self.rates != other.rates:
+            raise ValueError("a tally holds either per-pair counts or per-pair rates")
+        self.rates = self.rates or other.rates
         self.pairs += other.pairs
         self.trials += other.trials
         self.total += other.total
         self.squares += other.squares
+        self.weights += other.weights
+        self.weight_squares += other.weight_squares
+        self.cross += other.cross
+        self.certain += other.certain
+        self.certain_squares += other.certain_squares
+        self.certain_cross += other.certain_cross
+        self.certain_weights += other.certain_weights
         return self
 
 
@@ -99,18 +153,25 @@ class Statistic(ABC):
     """A per-pair statistic: what one batch of drawn pairs scores, pair by pair.
 
     Attributes:
-        interval: the interval rule (:func:`lshsim.estimation.intervals.interval`).
+        interval: the interval rule (:func:`lshsim.estimation.intervals.interval`; every
+            statistic's is ``"pairs"``, built on the independent pairs).
+        rates: whether a pair's value is a rate over its trials (else a count of successes).
         chunked: whether blocks may be cut into chunks of pairs that fit :data:`WORK_BYTES`
             (the pairs and seeds are then drawn chunk by chunk; without it, a block's pairs
             are drawn at once).
     """
 
-    interval: str = "wilson"
+    interval: str = "pairs"
     chunked: bool = True
+    rates: bool = False
 
     def trials_per_pair(self, inputs: Inputs) -> int:
         """Trials each pair holds (e.g. the ``l`` positions of a Token-ID pair); default 1."""
         return 1
+
+    def certain(self, inputs: Inputs) -> int:
+        """Successes every pair holds by construction (the same in every pair); default 0."""
+        return 0
 
     def default_threads(self, inputs: Inputs) -> int:
         """Worker threads when the caller gives none; default 1."""
@@ -155,13 +216,14 @@ def run_block(statistic: Statistic, inputs: Inputs, i: int, child, chunk: int) -
     count = min(BLOCK, inputs.samples - i * BLOCK)
     rng = np.random.default_rng(child)
     per_pair = statistic.trials_per_pair(inputs)
+    certain = statistic.certain(inputs)
     tally = Tally()
     for c0 in range(0, count, chunk):  # chunk depends only on the inputs
         pairs = draw_pairs(inputs, min(chunk, count - c0), rng)
         values = np.asarray(statistic.score(inputs, pairs, rng))
         if values.shape != (pairs.count,):
             raise RuntimeError(f"a statistic scored {values.shape} values for {pairs.count} pairs")
-        tally.add(values, per_pair)
+        tally.add(values, per_pair, statistic.rates, certain)
     return tally
 
 

@@ -8,7 +8,11 @@ What one pair contributes:
         (``l - N + 1`` per pair), success = the two windows share a bucket in every head.
         Reduced mode: one trial from the family's ``sample_reduced`` at the pair's cosine.
     :class:`TopkOverlap` (``estimate_topk_overlap``): ``|T_k(x) ∩ T_k(y)| / k`` under the
-        pair's function (:func:`lshsim.hashing.topk.topk_sets`), one trial per pair.
+        pair's function (:func:`lshsim.hashing.topk.topk_sets`), a rate over ``k`` slots.
+
+Every statistic's interval is built on the pairs (rule ``"pairs"`` of
+:mod:`lshsim.estimation.intervals`): Wilson where a pair is one trial, the cluster-robust
+interval on per-pair rates where a pair holds several correlated trials.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from lshsim.estimation.engine import Statistic
 from lshsim.estimation.inputs import Inputs, Pairs
 from lshsim.hashing import TOPK_FAMILIES
 from lshsim.hashing.topk import topk_sets
+from lshsim.sentences import shared_tokens
 
 __all__ = ["COLLISION", "Collision", "TopkOverlap"]
 
@@ -30,7 +35,7 @@ __all__ = ["COLLISION", "Collision", "TopkOverlap"]
 class Collision(Statistic):
     """Top-1 collision: a pair's value is how many of its trials collided (see the module)."""
 
-    interval = "wilson"
+    interval = "pairs"
     chunked = True
 
     def trials_per_pair(self, inputs: Inputs) -> int:
@@ -41,6 +46,17 @@ class Collision(Statistic):
         if kind == "sequences":
             return inputs.length - inputs.params["ngram"] + 1
         return 1
+
+    def certain(self, inputs: Inputs) -> int:
+        """Token-ID: the ``round(f l)`` shared aligned positions (equal tokens share a bucket).
+
+        Only Token-ID's certain successes are the same in every pair; an n-gram pair's fully
+        shared windows also collide for sure, but how many there are is drawn per pair, so
+        they stay in the pair's count and its variance.
+        """
+        if inputs.cls.input_kind == "tokens" and inputs.overlap is not None:
+            return shared_tokens(inputs.overlap, inputs.length)
+        return 0
 
     def default_threads(self, inputs: Inputs) -> int:
         """Numba's thread count where threads pay (reduced mode, GIL-free kernels), else 1.
@@ -83,8 +99,13 @@ class TopkOverlap(Statistic):
     """
 
     k: int
-    interval = "normal"
+    interval = "pairs"
     chunked = False
+    rates = True
+
+    def trials_per_pair(self, inputs: Inputs) -> int:
+        """``k``: a pair's overlap fraction is over its ``k`` top slots."""
+        return self.k
 
     @classmethod
     def for_inputs(cls, inputs: Inputs, k: int) -> TopkOverlap:

@@ -78,10 +78,13 @@ def test_topk_sums_do_not_depend_on_threads(family, n, k, what):
     est = estimate_topk_overlap(family, n, k, **kw, **what)
     assert (est.overlap, est.std_error, est.pairs, est.trials) == (
         one.total / one.pairs,
-        interval("normal", one).std_error,
+        interval("pairs", one).std_error,
         one.pairs,
-        one.pairs,
+        one.pairs * k,
     )
+    # with the same weight on every pair, the ratio's delta-method standard error is the
+    # normal rule's sample standard deviation over sqrt(pairs)
+    assert est.std_error == pytest.approx(interval("normal", one).std_error, rel=1e-9)
 
 
 def test_blocks_fold_in_block_order_whatever_finishes_first():
@@ -163,11 +166,11 @@ def test_float_tally_sums_in_pair_order_however_cut():
 
 def test_interval_rules():
     """Wilson on successes/trials; normal on the per-pair mean; other rules refused."""
-    t = Tally(pairs=50, trials=200, total=37, squares=61)
+    t = Tally(pairs=50, trials=200, total=37, squares=61, weights=200)
     w = interval("wilson", t)
     assert (w.estimate, (w.low, w.high)) == (37 / 200, wilson_interval(37, 200))
     f = Tally()
-    f.add(np.array([0.0, 0.5, 1.0, 0.5]), 1)
+    f.add(np.array([0.0, 0.5, 1.0, 0.5]), 2, rates=True)
     nrm = interval("normal", f)
     assert nrm.estimate == 0.5
     assert nrm.std_error == pytest.approx(np.std([0, 0.5, 1, 0.5], ddof=1) / 2)
