@@ -12,8 +12,11 @@ one table of ``sum_j m_j`` rows (head ``j``'s rows after those of heads ``< j``)
 heads' rows (or rank-``r`` experts) are **summed** (Engram concatenates narrower rows
 and projects them; summing full-width rows keeps the output at width ``d`` without a
 projection).
-The sum ``e`` is read through Engram's gate ``sigmoid(RMSNorm(x) . RMSNorm(e) / sqrt(d))``
-(key = value = ``e``: Engram's key/value projections and causal convolution are left out).
+The sum ``e`` is read through a plain form of Engram's gate ``sigmoid(RMSNorm(x) .
+RMSNorm(e) / sqrt(d))`` (key = value = ``e``). Left out of Engram here: its compressing map,
+its shared mix and orders 2..N together, its key/value projections, the signed square root
+it applies before the sigmoid, and its short causal convolution; ``lookup="engram"``
+(:mod:`lshsim.t5.lookups.engram_layer`) has them all.
 
 References:
     DeepSeek 2026, "Engram" (arXiv 2601.07372, deepseek-ai/Engram).
