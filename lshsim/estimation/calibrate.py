@@ -332,7 +332,7 @@ def calibrate(
         seeds: runs per row.
         first_seed: every row's first seed.
         progress: called with each row's result as it finishes (in row order).
-        workers: rows run in this many processes (``spawn``ed; 0: in this process); the
+        workers: rows run in this many processes (started with ``spawn``; 0: in this process); the
             numbers do not depend on it.
 
     Returns:

@@ -384,7 +384,7 @@ class HashFamily:
         return n
 
     def topk_scores(self, x: np.ndarray) -> np.ndarray:
-        """The scores whose top-k is the family's ``T_k`` (float[m, c]); see :mod:`.topk`."""
+        """Scores float[m, c] whose top-k is the family's ``T_k`` (:mod:`lshsim.hashing.topk`)."""
         raise ValueError(f"family '{self.name}' has no top-k rule")
 
     def __repr__(self) -> str:

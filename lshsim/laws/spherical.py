@@ -2,14 +2,14 @@
 
 **Voronoi** (softmax top-1 with a random Gaussian router, ``T`` buckets). For unit ``x, y``
 at cosine ``a`` the score pairs ``(g_i.x, g_i.y)`` are i.i.d. bivariate normal with
-correlation ``a``, so (DESIGN §4)
+correlation ``a``, so (DESIGN §4)::
 
     P_vor(T, a) = T E[Phi2(U, V; a)^(T-1)],   (U, V) ~ N2(a),
 
 exactly, for every ``T`` and ``d``. **Cross-polytope** (Andoni et al. 2015, ``n = 2m``
 buckets, ``rotation="gaussian-projection"``: an ``m x d`` Gaussian matrix, ``m`` possibly
 ``> d``): the bucket is the signed largest of ``m`` i.i.d. bivariate-normal coordinate pairs,
-so, exactly at every input dimension,
+so, exactly at every input dimension::
 
     P_cp(m, a) = 2m E[1{U > 0, V > 0} R(U, V)^(m-1)],   R(u, v) = P(|U'| < u, |V'| < v).
 
@@ -31,7 +31,7 @@ even in ``Y``, so their mode lies on ``Y = 0`` and every super-level set is conv
    outside a log-concave level set this deep is below ~1e-18 of the total): an
    ``X``-interval from the profile, and for each ``X`` node a ``Y``-interval by bisection;
 3. integrates ``exp(log f - g*)`` there: globally adaptive Gauss-Kronrod 7-15 in ``X``
-   (until the summed |Kronrod - Gauss| estimate is below a tenth of the tolerance) over
+   (until the summed ``|Kronrod - Gauss|`` estimate is below a tenth of the tolerance) over
    composite Gauss-Legendre in ``Y`` (panels doubled until the total moves by less than
    the tolerance); if either cannot converge it raises :class:`QuadratureError` instead of
    returning a number.
@@ -41,7 +41,7 @@ even in ``Y``, so their mode lies on ``Y = 0`` and every super-level set is conv
 
 Working with ``log f - g*`` gives ``log P`` accurately even where ``P`` underflows (``a``
 near ``-1`` at large ``T``). The CDFs use Owen's T function (Owen 1956), which gives
-``C = 1 - Phi2`` and ``1 - R`` without cancellation in the upper tail, where the mass is:
+``C = 1 - Phi2`` and ``1 - R`` without cancellation in the upper tail, where the mass is::
 
     1 - Phi2(u, v) = Q(u)/2 + Q(v)/2 + T(u, a_u) + T(v, a_v) + [uv < 0]/2,
     1 - R(u, v)    = 2 [T(u, b_-) + T(u, b_+) + T(v, c_-) + T(v, c_+)]   (u, v > 0),

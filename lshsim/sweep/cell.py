@@ -3,7 +3,7 @@
 A cell is one command run at one value of every option. Its **key** is the compact, key-sorted
 JSON of ``{"command": ..., option: value, ...}`` over the options it runs with (those its grid
 gives, and the CLI defaults that are not None, such as ``simulate``'s ``mode = "full"``), so
-the same cell has the same key in any grid, any spec and any order. Its **seed** is
+the same cell has the same key in any grid, any spec and any order. Its **seed** is::
 
     SeedSequence([sweep_seed, *w]).generate_state(1, uint64)[0]
 

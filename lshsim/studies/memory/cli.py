@@ -9,14 +9,14 @@ Usage::
 Studies (:data:`STUDIES`, in :mod:`~lshsim.studies.memory.variants`; each has a ``smoke`` size
 that runs on 2 CPU cores and the paper's ``real`` size):
 
-``table1``  Tables 1 and 7: baseline vs Sum vs SameUp vs AltUp, K=2 (a second embedding table
-            looked up by token id, consumed three ways).
-``lookups`` Tables 4 and 6: baseline vs Token-ID vs Softmax vs LSH (SimHash) partial experts
-            with ``max(2 rank, 1) * buckets`` within a factor sqrt(2) of Token-ID's rank-0
-            budget (the vocabulary size): the paper's grid of ranks {0, 2, 4, ..., 256} and
-            buckets 2^3..2^15 in ``real``, two points per method in ``smoke``.
-``softmax_sweep``  Figure 2: softmax lookup, rank x buckets.
-``table5``  Tables 5 and 8: baseline vs AltUp K=2 vs AltUp K=4.
+- ``table1``: Tables 1 and 7: baseline vs Sum vs SameUp vs AltUp, K=2 (a second embedding
+  table looked up by token id, consumed three ways).
+- ``lookups``: Tables 4 and 6: baseline vs Token-ID vs Softmax vs LSH (SimHash) partial
+  experts with ``max(2 rank, 1) * buckets`` within a factor sqrt(2) of Token-ID's rank-0
+  budget (the vocabulary size): the paper's grid of ranks {0, 2, 4, ..., 256} and buckets
+  2^3..2^15 in ``real``, two points per method in ``smoke``.
+- ``softmax_sweep``: Figure 2: softmax lookup, rank x buckets.
+- ``table5``: Tables 5 and 8: baseline vs AltUp K=2 vs AltUp K=4.
 
 Every run is keyed by a hash of its full config, its training options and its seed; the JSON
 (``--json``) holds one row per key, so runs that several studies share (the baseline is in

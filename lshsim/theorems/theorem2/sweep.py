@@ -97,7 +97,7 @@ class Theorem2Config:
 DEFAULT = Theorem2Config()
 #: A quick look (about 15 s on 2 CPU cores): d = 4, widths d/2 to 4d doubling, two seeds, 6k steps.
 QUICK = Theorem2Config(dims=(4,), width_ratios=(0.5, 1.0, 2.0, 4.0), seeds=2, steps=6000)
-#: A pipeline check for tests (seconds): d = 4, widths d and 2d, N = 16.
+#: A pipeline check for tests, seconds long: d = 4, widths d and 2d, N = 16.
 SMOKE = Theorem2Config(
     dims=(4,), n_categories=16, width_ratios=(1.0, 2.0), seeds=2, steps=3000, batch=128,
     warmup_steps=100, heldout=1024, scale_sample=4096,
