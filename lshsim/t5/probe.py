@@ -55,6 +55,8 @@ from typing import Any
 import numpy as np
 
 from lshsim._validate import check_float, check_int
+from lshsim.estimation.intervals import Z95 as Z95
+from lshsim.estimation.intervals import normal_interval
 from lshsim.t5.configs import T5Config
 from lshsim.t5.lookups import Lookup, lookup_of
 from lshsim.t5.lookups.router_probe import redrawn_rates as redrawn_rates  # re-exported
@@ -68,8 +70,6 @@ SAMPLES = 128
 LENGTH = 64
 #: fresh lookups drawn per (layer, overlap) for the router part of the interval
 ROUTER_DRAWS = 32
-#: normal quantile of the 95% intervals
-Z95 = 1.959963984540054
 
 #: the usage columns of a row (:func:`lshsim.t5.usage.usage_metrics`; ``used`` as ``slots_used``)
 USAGE_COLUMNS = {
@@ -291,7 +291,11 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
         pairs, length = st["collide"].shape
         per_pair = st["collide"].mean(axis=1)
         measured = float(per_pair.mean())
+        # a pair is the independent unit: the variance of the mean of per-pair rates (equal
+        # positions per pair: the ratio estimator's cluster-robust variance)
         v_pairs = float(per_pair.var(ddof=1) / pairs) if pairs > 1 else 0.0
+        ci = normal_interval(measured, v_pairs + st["v_router"], Z95)
+        on_pairs = normal_interval(measured, v_pairs, Z95)
         predicted = float(pp.mean())
         at_f = lookup.probe_at_overlap(config, f, length)
         sd = math.sqrt(v_pairs + st["v_router"])
@@ -310,10 +314,10 @@ def finish_rows(config: T5Config, stats: Sequence[dict]) -> list[dict[str, Any]]
                 "realised": float(st["same"].mean()),
                 "cosine": float(st["cos"].mean()),
                 "measured": measured,
-                "ci_low": max(0.0, measured - Z95 * sd),
-                "ci_high": min(1.0, measured + Z95 * sd),
-                "pairs_low": max(0.0, measured - Z95 * math.sqrt(v_pairs)),
-                "pairs_high": min(1.0, measured + Z95 * math.sqrt(v_pairs)),
+                "ci_low": ci[0],
+                "ci_high": ci[1],
+                "pairs_low": on_pairs[0],
+                "pairs_high": on_pairs[1],
                 "predicted": predicted,
                 "predicted_at_f": at_f,
                 "redrawn": st["redrawn"],
