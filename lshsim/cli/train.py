@@ -152,6 +152,12 @@ def _add_eval_parser(sub) -> None:
         "run's own 4 eval batches; the first 4 x batch examples are always those)",
     )
     add_mesh_flag(ev)
+    ev.add_argument(
+        "--bands",
+        action="store_true",
+        help="also the span-content loss by target-token frequency band (top 1%%, next 9%%, "
+        "rest of the token types by training count; lshsim.t5.bands)",
+    )
     ev.add_argument("--json", action="store_true", help=JSON_HELP)
     ev.set_defaults(func=run_eval)
     install_aliases(ev, "eval")
@@ -231,6 +237,10 @@ def run_eval(args: argparse.Namespace) -> int:
     from lshsim.t5.loop import evaluate_run
 
     res = evaluate_run(args.run, step=args.step, examples=args.examples, mesh=args.mesh)
+    if args.bands:
+        from lshsim.t5.bands import evaluate_bands
+
+        res["bands"] = evaluate_bands(args.run, step=res["step"], examples=args.examples)["bands"]
     if args.json:
         print(json.dumps(res))
     else:
@@ -240,4 +250,9 @@ def run_eval(args: argparse.Namespace) -> int:
             f"loss {res['content_loss']:.4f}, accuracy {res['content_accuracy']:.4f} over "
             f"{res['content_tokens']} tokens ({res['examples']} examples)"
         )
+        for b in res.get("bands", []):
+            loss = "-" if b["loss"] is None else f"{b['loss']:.4f}"
+            print(
+                f"  {b['band']:<8s} {b['types']:>6d} types  {b['tokens']:>7d} tokens  loss {loss}"
+            )
     return 0

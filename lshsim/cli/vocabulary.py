@@ -231,6 +231,7 @@ TERMS: tuple[Term, ...] = (
     _t("--checkpoint-every", "checkpoint every K steps", "int"),
     _t("--keep-checkpoints", "newest checkpoints kept", "int", "3"),
     _t("--examples", "eval: held-out examples evaluated", "int"),
+    _t("--bands", "eval: the span-content loss by target-token frequency band", "flag"),
     _t(
         "--expert-impl",
         "how the partial experts are computed (the numbers do not change)",

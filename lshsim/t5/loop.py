@@ -82,6 +82,11 @@ def _held_out(config: T5Config, opts: TrainOptions, out: Path):
     return tok, build_dataset(eval_docs, tok, seed=opts.seed + 1, **kw)
 
 
+def held_out_dataset(config: T5Config, opts: TrainOptions, out: Path):
+    """``(tokenizer, held-out dataset)`` of a recorded run, as ``lshsim eval`` builds them."""
+    return _held_out(config, opts, Path(out))
+
+
 def _corpus(opts: TrainOptions) -> list[str] | None:
     """The corpus paths as :func:`lshsim.t5.data.corpus.load_corpus` takes them."""
     return None if opts.corpus is None else list(opts.corpus)

@@ -193,3 +193,31 @@ def test_cli_eval_examples(run, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == "lshsim: error: examples must be an integer >= 1, got 0\n"
+
+
+def test_cli_eval_bands(run, capsys):
+    """``lshsim eval --bands`` (issue 34): the span-content loss split by the target's
+    frequency band in the training split; the bands' tokens add up to ``content_tokens`` and
+    their token-weighted losses average to ``content_loss``; the top band holds
+    ceil(1% of the types seen in training)."""
+    import math
+
+    from lshsim.t5 import loop
+    from lshsim.t5.bands import token_counts
+    from lshsim.t5.data.corpus import load_corpus, split_documents
+    from lshsim.t5.options import TrainOptions
+
+    out, _ = run
+    assert main(["eval", "--run", str(out), "--bands", "--json"]) == 0
+    ev = json.loads(capsys.readouterr().out)
+    bands = ev["bands"]
+    assert [b["band"] for b in bands] == ["top 1%", "next 9%", "rest"]
+    assert sum(b["tokens"] for b in bands) == ev["content_tokens"]
+    mean = sum(b["tokens"] * b["loss"] for b in bands) / ev["content_tokens"]
+    assert mean == pytest.approx(ev["content_loss"], rel=1e-5)
+    config, recorded = ckpt.read_run(out)
+    opts = TrainOptions.from_dict(recorded)
+    tok, _ = loop.held_out_dataset(config, opts, out)
+    train_docs, _ = split_documents(load_corpus(list(opts.corpus)), opts.eval_fraction, opts.seed)
+    seen = int(np.count_nonzero(token_counts(tok.encode_batch(train_docs), config.vocab_size)))
+    assert bands[0]["types"] == math.ceil(0.01 * seen)
