@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from lshsim.cli.vocabulary import install_aliases
 from lshsim.t5.configs import (
     COLLAPSES,
     CONFIGS,
@@ -36,6 +37,9 @@ MEMORY_HELP = """external memory (paper sections 3 and 6):
                              top-k, --heads summed, PEER experts with --rank) or hashed
                              n-gram tables (Engram: --ngram N tokens, --heads hash tables of
                              prime sizes >= --buckets, sigmoid-gated)
+  --lookup engram            Engram as deployed: orders 2..--ngram hashed together (exact
+                             NgramHashMapping, --heads primes per order), compressed by
+                             --engram-tokenizer, signed-sqrt gate, short causal convolution
   the two combine freely (see `lshsim cost --config C --compare` for their FLOPs); the other
   flags need the method or lookup they tune: one that would have no effect is an error
 """
@@ -59,6 +63,7 @@ MEMORY_FIELDS = {
     "topk": "topk",
     "heads": "lookup_heads",
     "ngram": "ngram",
+    "engram_tokenizer": "engram_tokenizer",
 }
 
 
@@ -79,7 +84,13 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
     """
     g = p.add_argument_group("external memory")
     g.add_argument("--memory", choices=MEMORY_METHODS, help="wide-embedding method (none)")
-    g.add_argument("--K", type=int, metavar="K", help="blocks of width d (2; with --memory)")
+    g.add_argument(
+        "--blocks",
+        dest="K",
+        type=int,
+        metavar="K",
+        help="K blocks of width d (2; with --memory; formerly --K)",
+    )
     g.add_argument(
         "--extra",
         type=int,
@@ -118,7 +129,7 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="table size per layer (tokenid: the vocabulary; productkey: a square s^2; "
-        "ngram: each head's prime is >= N; default 64; with --lookup)",
+        "ngram, engram: each head's prime is >= N; default 64; with --lookup)",
     )
     g.add_argument(
         "--lsh-family", choices=LSH_FAMILIES, help="LSH lookup family (simhash; with --lookup lsh)"
@@ -127,7 +138,7 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         "--lookup-seed",
         type=int,
         metavar="S",
-        help="seed of the LSH projections (0; with --lookup lsh)",
+        help="seed of the LSH projections or of Engram's hash (0; with --lookup lsh|engram)",
     )
     g.add_argument(
         "--router-jitter",
@@ -148,17 +159,28 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         help="router z-loss weight (0; with --lookup softmax)",
     )
     g.add_argument(
-        "--topk", type=int, metavar="K", help="slots read per token (1; with --lookup productkey)"
+        "--topk", type=int, metavar="k", help="slots read per token (1; with --lookup productkey)"
     )
     g.add_argument(
         "--heads",
         type=int,
         metavar="H",
-        help="product-key heads or n-gram hash heads (1; with --lookup productkey|ngram)",
+        help="product-key heads or n-gram hash heads (engram: per order) (1; with --lookup "
+        "productkey|ngram|engram)",
     )
     g.add_argument(
-        "--ngram", type=int, metavar="N", help="tokens per hashed n-gram (2; with --lookup ngram)"
+        "--ngram",
+        type=int,
+        metavar="N",
+        help="tokens per hashed n-gram (2; with --lookup ngram); engram: orders 2..N",
     )
+    g.add_argument(
+        "--engram-tokenizer",
+        metavar="PATH",
+        help="SentencePiece .model whose vocabulary builds Engram's compressing map "
+        "(none: ids hashed uncompressed; with --lookup engram)",
+    )
+    install_aliases(p, "memory")
 
 
 def config_from_args(args: argparse.Namespace) -> T5Config:
