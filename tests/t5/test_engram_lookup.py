@@ -19,6 +19,7 @@ import jax.numpy as jnp  # noqa: E402
 from lshsim.cli.main import main  # noqa: E402
 from lshsim.hashing.engram import compress_table, sentencepiece_texts  # noqa: E402
 from lshsim.laws.engram import engram_primes  # noqa: E402
+from lshsim.studies.routing import INIT_LOOKUPS  # noqa: E402
 from lshsim.t5 import memory  # noqa: E402
 from lshsim.t5.budget import param_count  # noqa: E402
 from lshsim.t5.lookups.engram_layer import model_compress_table  # noqa: E402
@@ -118,6 +119,7 @@ def test_cli_chooses_it_and_refuses_bad_fields(capsys):
         assert main(["params", "--config", "tiny", *flags]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, err
+    assert "engram" not in INIT_LOOKUPS  # the routing study probes only lookups with a theory
     assert main(["probe", "--config", "tiny", "--lookup", "engram"]) == 2
     err = capsys.readouterr().err
     assert "the probe has no theory for the engram lookup" in err and "Traceback" not in err

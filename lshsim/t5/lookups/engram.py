@@ -54,6 +54,7 @@ class EngramLookup(Lookup):
         "order, H prime heads), compressed ids, signed-sqrt gate, short causal convolution"
     )
     flags = ("buckets", "ngram", "heads", "lookup_seed", "engram_tokenizer")
+    has_probe = False
     cost_example = (
         "engram N=3, 2 heads x 1024 rows", {"ngram": 3, "lookup_heads": 2, "buckets": 1024}
     )  # fmt: skip
