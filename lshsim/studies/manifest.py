@@ -57,6 +57,20 @@ TEMPORARY = ".*.tmp"
 
 def git_commit() -> str | None:
     """The git commit of the checkout lshsim runs from (``+dirty`` if modified), else None."""
+    tree = git_tree()
+    if tree is None:
+        return None
+    return tree["commit"] + ("+dirty" if tree["dirty"] else "")
+
+
+def git_tree() -> dict[str, Any] | None:
+    """The checkout lshsim runs from: ``{"commit", "dirty", "modified"}``, else None.
+
+    ``dirty``: tracked files differ from the commit (``git status --porcelain``, untracked
+    files left out); ``modified``: those files' paths (at most 50). A run from a dirty tree
+    did not run the code of its commit: ``lshsim reproduce`` says so in the manifest and in
+    ``REPORT.md``.
+    """
     root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         return None
@@ -65,15 +79,20 @@ def git_commit() -> str | None:
         head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, timeout=10)
         if head.returncode:
             return None
-        dirty = subprocess.run(
+        status = subprocess.run(
             [*git, "status", "--porcelain", "--untracked-files=no"],
             capture_output=True,
             timeout=10,
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    commit = head.stdout.decode().strip()
-    return commit + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+    lines = status.stdout.decode().splitlines() if status.returncode == 0 else []
+    modified = [line[3:] for line in lines if line.strip()]
+    return {
+        "commit": head.stdout.decode().strip(),
+        "dirty": bool(modified),
+        "modified": modified[:50],
+    }
 
 
 def cpu_model() -> str:
@@ -122,9 +141,11 @@ def header(writer: str, *, seed: int, profile: str, config: Mapping[str, Any]) -
         config: the run's config (plain JSON data).
 
     Returns:
-        ``{"format", "writer", "seed", "profile", "config", "versions"}``.
+        ``{"format", "writer", "seed", "profile", "config", "versions"}``, and ``"tree"``
+        (:func:`git_tree`: the commit, whether the checkout was dirty, its modified files)
+        when run from a git checkout.
     """
-    return {
+    out = {
         "format": FORMAT,
         "writer": writer,
         "seed": seed,
@@ -132,6 +153,10 @@ def header(writer: str, *, seed: int, profile: str, config: Mapping[str, Any]) -
         "config": dict(config),
         "versions": versions(),
     }
+    tree = git_tree()
+    if tree is not None:
+        out["tree"] = tree
+    return out
 
 
 def start(folder: str | Path, head: Mapping[str, Any]) -> None:

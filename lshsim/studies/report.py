@@ -35,7 +35,17 @@ def _claims_table(verdicts: Sequence[Any]) -> list[str]:
 def _run_lines(run_info: Mapping[str, Any]) -> list[str]:
     """The versions a run used and how to check its files, from its manifest header."""
     versions = ", ".join(f"{k} {v}" for k, v in run_info.get("versions", {}).items())
+    tree = run_info.get("tree") or {}
+    dirty = []
+    if tree.get("dirty"):
+        files = ", ".join(f"`{f}`" for f in tree.get("modified", [])[:10])
+        dirty = [
+            f"**Run from a dirty tree**: the checkout at commit {tree['commit']} had "
+            f"uncommitted changes ({files}), so these numbers are not those of any commit.",
+            "",
+        ]
     return [
+        *dirty,
         f"Versions: {versions}.",
         "",
         "Files: `manifest.json` lists every file of this run with its SHA-256, written last; "
