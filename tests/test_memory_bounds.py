@@ -91,13 +91,6 @@ def test_closed_form_count_refuses_huge_k_before_tracing():
     assert budget.check_params_fit("tiny", available=20 * GB) == 4 * 1738496
 
 
-def test_trace_bytes_grow_as_k_squared():
-    """AltUp's trace is priced at ``2 K^2`` equations per layer; plain models at 0."""
-    altup = get_config("tiny").replace(memory="altup", memory_k=100)
-    assert budget.trace_bytes(altup) == 2 * 100**2 * 4 * budget.TRACE_BYTES_PER_EQUATION
-    assert budget.trace_bytes("tiny") == 0
-
-
 def test_train_step_refusals_name_batch_or_input_length():
     """``--batch 10^8`` names --batch; a huge length names --input-length (before spans)."""
     with pytest.raises(ValueError) as info:

@@ -22,10 +22,6 @@ from lshsim.t5.lookups import lookup_of
 
 #: Bytes of one parameter (parameters are float32 whatever the compute dtype).
 PARAM_BYTES = 4
-#: Measured memory of tracing one equation of the model's jaxpr (``count_params`` of tiny AltUp
-#: at K = 32 and 128 on CPU: about 2.7 kB per ``K^2``-term): AltUp's predict step traces
-#: ``2 K^2`` equations per layer.
-TRACE_BYTES_PER_EQUATION = 2700
 #: Host bytes per (query, key) pair of tracing a stack's relative position bias: NumPy builds
 #: the relative positions and their buckets as ``[q, k]`` int64 arrays (measured peak: 53).
 TRACE_BYTES_PER_POSITION_PAIR = 56
@@ -113,19 +109,6 @@ def param_count(config: T5Config | str) -> dict[str, int]:
     }
     counts["total"] = sum(counts.values())
     return counts
-
-
-def trace_bytes(config: T5Config | str) -> int:
-    """Estimated memory of tracing the model (``jax.eval_shape``, ``jit``): AltUp's ``K^2``.
-
-    Algorithm 2 predicts each of the ``K`` blocks as a sum over all ``K``, traced as ``2 K^2``
-    equations per layer; the rest of the trace is small and does not grow with the request.
-    """
-    cfg = get_config(config)
-    if not cfg.widened:
-        return 0
-    layers = cfg.num_encoder_layers + cfg.num_decoder_layers
-    return 2 * cfg.memory_k**2 * layers * TRACE_BYTES_PER_EQUATION
 
 
 def _dtype_bytes(cfg: T5Config) -> int:
@@ -276,9 +259,9 @@ def check_train_fits(
 
 
 def check_params_fit(config: T5Config | str, available: int | None = None) -> int:
-    """Refuse a config whose parameters (or AltUp's trace) this machine cannot hold.
+    """Refuse a config whose parameters this machine cannot hold.
 
-    Prices the config in closed form (:func:`param_count`, :func:`trace_bytes`) before
+    Prices the config in closed form (:func:`param_count`) before
     anything is traced, and names the memory flag whose value drives the size: the one whose
     reset to the base config's value saves the most (``--config`` when none is set).
 
@@ -290,7 +273,7 @@ def check_params_fit(config: T5Config | str, available: int | None = None) -> in
     """
     cfg = get_config(config)
     params = param_count(cfg)["total"]
-    need = max(PARAM_BYTES * params, trace_bytes(cfg))
+    need = PARAM_BYTES * params
     if available is None:
         available = available_bytes()
     if available is None or need <= available:
@@ -302,7 +285,7 @@ def check_params_fit(config: T5Config | str, available: int | None = None) -> in
         if value == defaults[name]:
             continue
         base = cfg.replace(**{name: defaults[name]})
-        smaller = max(PARAM_BYTES * param_count(base)["total"], trace_bytes(base))
+        smaller = PARAM_BYTES * param_count(base)["total"]
         if need - smaller > saved:
             field, saved = name, need - smaller
     if not field:
@@ -318,7 +301,7 @@ def check_params_fit(config: T5Config | str, available: int | None = None) -> in
         _FLAGS[field],
         f"the {params:.3g} parameters of {label} = {getattr(cfg, field)}",
         need,
-        "holding them" if need == PARAM_BYTES * params else "tracing the model",
+        "holding them",
         available,
     )
     return need  # pragma: no cover - check_fits raised
@@ -333,5 +316,4 @@ __all__ = [
     "format_bytes",
     "model_bytes",
     "param_count",
-    "trace_bytes",
 ]

@@ -294,7 +294,7 @@ def _run_layers(module: nn.Module, x, make_layer, count: int, deterministic: boo
     """Apply ``count`` layers to the embedded ``x``; returns the stack's output before its norm.
 
     Plain and ``sum`` models run each layer on ``x``. ``sameup``/``altup`` models carry ``K``
-    blocks (a list of ``[B, L, d]``) through Algorithm 2; the callers collapse them as the
+    blocks (stacked, ``[K, B, L, d]``) through Algorithm 2; the callers collapse them as the
     config says (``memory_cross`` for the encoder, ``memory_output`` for the decoder).
     """
     cfg = module.config
@@ -304,7 +304,7 @@ def _run_layers(module: nn.Module, x, make_layer, count: int, deterministic: boo
         for i in range(count):
             x = make_layer(i)(x)
         return x
-    x = [drop(block, deterministic=deterministic) for block in x]
+    x = drop(x, deterministic=deterministic)
     for i in range(count):
         p, g = memory.AltUpCoefficients(cfg.memory_k, name=f"altup_{i}")()
         x = memory.predict_compute_correct(x, make_layer(i), p, g, memory.compute_block(cfg, i))

@@ -40,7 +40,7 @@ def _kind(path: tuple[str, ...]) -> str:
 def count_params(config: T5Config | str) -> dict[str, int]:
     """``{"embedding", "non_embedding", "expert", "total"}`` parameter counts of ``config``.
 
-    A config whose parameters (or whose AltUp trace, ``K^2`` per layer) this machine could
+    A config whose parameters this machine could
     not hold is refused first, from the closed form :func:`lshsim.t5.budget.param_count`,
     naming the flag that makes it so (``--K``): tracing it would only hang.
 
