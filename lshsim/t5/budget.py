@@ -80,9 +80,9 @@ def _widths(cfg: T5Config) -> tuple[int, int]:
 
 
 def _expert_params(cfg: T5Config) -> int:
-    """Parameters of one layer's partial expert (its lookup's closed form; 0 without one)."""
+    """Parameters of every layer's partial expert (its lookup's closed form; 0 without one)."""
     lookup = lookup_of(cfg)
-    return lookup.expert_params(cfg) if lookup else 0
+    return lookup.stack_params(cfg) if lookup else 0
 
 
 def param_count(config: T5Config | str) -> dict[str, int]:
@@ -105,7 +105,7 @@ def param_count(config: T5Config | str) -> dict[str, int]:
     counts = {
         "embedding": embedding,
         "non_embedding": encoder + decoder + rel + projection,
-        "expert": (ne + nd) * _expert_params(cfg),
+        "expert": _expert_params(cfg),
     }
     counts["total"] = sum(counts.values())
     return counts
