@@ -19,6 +19,7 @@ from lshsim._memory import available_bytes, check_fits, format_bytes
 from lshsim._validate import check_int
 from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.lookups import lookup_of
+from lshsim.t5.memory_methods import METHODS
 
 #: Bytes of one parameter (parameters are float32 whatever the compute dtype).
 PARAM_BYTES = 4
@@ -71,9 +72,29 @@ def check_lengths(
     return input_length, target_length
 
 
+def _projected(cfg: T5Config) -> bool:
+    """Whether the K blocks are projected from a ``d``-wide embedding (Gemma 3n's AltUp)."""
+    return cfg.memory in METHODS and not METHODS[cfg.memory].wide_embedding
+
+
+def _altup_params(cfg: T5Config) -> tuple[int, int]:
+    """Parameters of one layer's AltUp, and of the block projections (all stacks together).
+
+    The paper's: ``p [K, K]`` and ``g [K]`` per layer. Gemma 3n's: router norm ``d``, router
+    ``d K``, prediction map ``K K^2``, correction map ``K K``; projections ``K-1`` of ``d x d``
+    into the blocks (shared) and out of them (per stack).
+    """
+    k, d = cfg.memory_k, cfg.d_model
+    if not cfg.widened:
+        return 0, 0
+    if _projected(cfg):
+        return d + d * k + k**3 + k * k, 3 * (k - 1) * d * d
+    return k * (k + 1), 0
+
+
 def _widths(cfg: T5Config) -> tuple[int, int]:
     """Widths of the encoder output seen by cross-attention, and of the decoder's logits input."""
-    wide = cfg.memory_k * cfg.d_model if cfg.widened else cfg.d_model
+    wide = cfg.memory_k * cfg.d_model if cfg.widened and not _projected(cfg) else cfg.d_model
     cross = wide if cfg.memory_cross == "wide" else cfg.d_model
     out = wide if cfg.memory_output == "wide" else cfg.d_model
     return cross, out
@@ -96,7 +117,7 @@ def param_count(config: T5Config | str) -> dict[str, int]:
     ne, nd = cfg.num_encoder_layers, cfg.num_decoder_layers
     embedding = v * cfg.embed_width + out * v
     mlp, attn = 3 * d * ff, 4 * d * inner
-    altup = cfg.memory_k * (cfg.memory_k + 1) if cfg.widened else 0
+    altup, altup_projections = _altup_params(cfg)
     rel = 2 * cfg.relative_attention_num_buckets * cfg.num_heads
     encoder = ne * (2 * d + attn + mlp + altup) + cross  # + encoder_norm (width cross)
     cross_attn = 2 * d * inner + 2 * cross * inner  # query, out; key, value read `cross`
@@ -104,7 +125,7 @@ def param_count(config: T5Config | str) -> dict[str, int]:
     projection = cfg.memory_extra * d if cfg.memory != "none" and cfg.memory_extra else 0
     counts = {
         "embedding": embedding,
-        "non_embedding": encoder + decoder + rel + projection,
+        "non_embedding": encoder + decoder + rel + projection + altup_projections,
         "expert": _expert_params(cfg),
     }
     counts["total"] = sum(counts.values())

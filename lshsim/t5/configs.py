@@ -57,8 +57,9 @@ class T5Config:
         warmup_steps: steps at the constant rate of the rsqrt schedule.
         memory: how a wider token representation is consumed (paper section 6):
             ``none``, ``sum`` (the K embedding blocks are summed at the bottom), ``sameup``
-            (Algorithm 2, layers always compute block 0) or ``altup`` (Algorithm 2, layer
-            ``i`` computes block ``i mod K``).
+            (Algorithm 2, layers always compute block 0), ``altup`` (Algorithm 2, layer
+            ``i`` computes block ``i mod K``) or ``gemma3n`` (AltUp as Gemma 3n runs it:
+            :mod:`lshsim.t5.altup_gemma3n`; only ``memory_k`` tunes it).
         memory_k: K, the number of width-``d`` blocks of the representation (>= 1).
         memory_extra: extra embedding width ``e`` beyond ``d``; 0 means ``(K-1) d``. Any other
             value takes the divide-and-project path: ``e`` is split into ``K-1`` sub-blocks of
@@ -144,7 +145,7 @@ class T5Config:
     @property
     def embed_width(self) -> int:
         """Width of the input embedding table: ``d``, or ``d + e`` with memory."""
-        if self.memory == NO_MEMORY:
+        if self.memory == NO_MEMORY or not METHODS[self.memory].wide_embedding:
             return self.d_model
         return self.d_model + (self.memory_extra or (self.memory_k - 1) * self.d_model)
 
@@ -209,9 +210,15 @@ def _validate_memory(cfg: T5Config) -> None:
     check_float("router_balance_loss", cfg.router_balance_loss, 0.0, 1e6)
     check_float("router_z_loss", cfg.router_z_loss, 0.0, 1e6)
     extra = check_int("memory_extra (e)", cfg.memory_extra, 0)
+    if cfg.memory != NO_MEMORY and not METHODS[cfg.memory].wide_embedding:
+        if extra or (cfg.memory_cross, cfg.memory_output) != ("wide", "wide"):
+            raise ValueError(
+                f"memory_extra, memory_cross and memory_output do not apply to memory "
+                f"{cfg.memory!r} (its blocks are projected from a d-wide embedding)"
+            )
     if extra:
         if cfg.memory == NO_MEMORY:
-            *rest, last = METHODS
+            *rest, last = (name for name, m in METHODS.items() if "extra" in m.flags)
             raise ValueError(
                 f"memory_extra (e) needs a memory method ({', '.join(rest)} or {last})"
             )

@@ -26,6 +26,9 @@ With external memory (:mod:`lshsim.t5.memory`; ``n`` buckets, rank ``r``, ``K`` 
     token_embedder/embedding                          [vocab, d + e]  (e = (K-1) d by default)
     memory_projection/kernel                          [K-1, e/(K-1), d]  (divide-and-project)
     {encoder,decoder}/altup_{i}/{predict [K, K], correct [K]}   (sameup / altup)
+    altup_projections/kernel, {encoder,decoder}/altup_unembed_projections/kernel  [K-1, d, d]
+    {encoder,decoder}/altup_{i}/{router_norm, modality_router, prediction_coefs,
+        correction_coefs}                             (gemma3n: lshsim.t5.altup_gemma3n)
     {encoder,decoder}/layers_{i}/expert/router        [d, n]          (softmax lookup)
     {encoder,decoder}/layers_{i}/expert/table         [n, d]          (rank 0)
     {encoder,decoder}/layers_{i}/expert/{wi [n, d, r], wo [n, r, d]}  (rank r)
@@ -45,8 +48,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lshsim.t5 import memory
+from lshsim.t5 import altup_gemma3n, memory
 from lshsim.t5.configs import T5Config
+from lshsim.t5.memory_methods import get_method
 
 #: Additive attention bias for masked positions (as T5X).
 MASK_BIAS = -1e10
@@ -305,10 +309,31 @@ def _run_layers(module: nn.Module, x, make_layer, count: int, deterministic: boo
             x = make_layer(i)(x)
         return x
     x = drop(x, deterministic=deterministic)
+    gemma = not get_method(cfg.memory).wide_embedding
     for i in range(count):
+        block = memory.compute_block(cfg, i)
+        if gemma:
+            altup = altup_gemma3n.Gemma3nAltUp(
+                cfg.memory_k, cfg.d_model, cfg.layer_norm_eps, name=f"altup_{i}"
+            )
+            x = altup(x, make_layer(i), block)
+            continue
         p, g = memory.AltUpCoefficients(cfg.memory_k, name=f"altup_{i}")()
-        x = memory.predict_compute_correct(x, make_layer(i), p, g, memory.compute_block(cfg, i))
+        x = memory.predict_compute_correct(x, make_layer(i), p, g, block)
     return x
+
+
+def _leave_stack(cfg: T5Config, x, mode: str):
+    """The stack's output as its final norm's input (``x`` itself when not widened).
+
+    The paper's methods collapse the ``K`` blocks by ``mode``; Gemma 3n's unembedding
+    projections average them.
+    """
+    if not cfg.widened:
+        return x
+    if not get_method(cfg.memory).wide_embedding:
+        return altup_gemma3n.AltUpUnembed(cfg, name="altup_unembed_projections")(x)
+    return memory.collapse(x, mode)
 
 
 def _stack_bias(cfg: T5Config, *, bidirectional: bool) -> RelativePositionBias:
@@ -344,6 +369,8 @@ class TokenEmbedding(nn.Module):
         x = self.table(tokens).astype(jnp.dtype(cfg.dtype))
         if cfg.memory == "none":
             return x
+        if not get_method(cfg.memory).wide_embedding:
+            return self.projection(x)  # Gemma 3n: block 0 and its learned projections
         blocks = memory.embed_blocks(cfg, x, self.projection)
         return blocks if cfg.widened else memory.collapse(blocks, "sum")
 
@@ -369,8 +396,7 @@ class Encoder(nn.Module):
             return lambda h: mod(h, bias, tokens, deterministic)
 
         x = _run_layers(self, x, layer, cfg.num_encoder_layers, deterministic)
-        if cfg.widened:
-            x = memory.collapse(x, cfg.memory_cross)
+        x = _leave_stack(cfg, x, cfg.memory_cross)
         x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="encoder_norm")(x)
         return nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
 
@@ -411,8 +437,7 @@ class Decoder(nn.Module):
             )
 
         x = _run_layers(self, x, layer, cfg.num_decoder_layers, deterministic)
-        if cfg.widened:
-            x = memory.collapse(x, cfg.memory_output)
+        x = _leave_stack(cfg, x, cfg.memory_output)
         x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="decoder_norm")(x)
         x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
         # The output projection runs in float32 whatever the compute dtype (T5X's
@@ -448,7 +473,9 @@ class T5(nn.Module):
             name="token_embedder",
         )
         self.memory_projection = None
-        if cfg.memory != "none" and cfg.memory_extra:
+        if cfg.memory != "none" and not get_method(cfg.memory).wide_embedding:
+            self.memory_projection = altup_gemma3n.AltUpProjections(cfg, name="altup_projections")
+        elif cfg.memory != "none" and cfg.memory_extra:
             self.memory_projection = memory.MemoryProjection(cfg)
         self.embed = TokenEmbedding(cfg, self.token_embedder, self.memory_projection)
         self.encoder = Encoder(cfg, self.embed, name="encoder")

@@ -45,7 +45,7 @@ def test_the_configs_choices_and_the_cli_table_come_from_the_registries():
     assert set(lookup_rows) == {f for lk in LOOKUPS.values() for f in lk.flags}
     memory_rows = {dests[0]: set(allowed) for dests, field, allowed in NEEDS if field == "memory"}
     assert memory_rows == {
-        "K": {"sum", "sameup", "altup"},
+        "K": {"sum", "sameup", "altup", "gemma3n"},
         "extra": {"sum", "sameup", "altup"},
         "cross": {"sameup", "altup"},
         "output": {"sameup", "altup"},
@@ -68,7 +68,8 @@ def test_an_unknown_lookup_or_method_is_a_clear_error():
 def test_memory_methods_own_their_block_rule():
     assert [get_method("altup").compute_block(i, 3) for i in range(5)] == [0, 1, 2, 0, 1]
     assert [get_method("sameup").compute_block(i, 3) for i in range(3)] == [0, 0, 0]
-    assert [m for m, method in METHODS.items() if method.widened] == ["sameup", "altup"]
+    assert [get_method("gemma3n").compute_block(i, 3) for i in range(3)] == [0, 0, 0]
+    assert [m for m, method in METHODS.items() if method.widened] == ["sameup", "altup", "gemma3n"]
     assert not TINY.widened and TINY.replace(memory="altup").widened
 
 

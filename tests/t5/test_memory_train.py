@@ -20,7 +20,11 @@ from .conftest import MICRO  # noqa: E402
 #: The paper's lookups with every method; the lookups beyond the paper with the plain model
 #: (their own tests in test_lookup_layers.py check them against NumPy).
 PAPER_LOOKUPS = ("none", "tokenid", "softmax", "lsh")
-COMBOS = list(itertools.product(MEMORY_METHODS, PAPER_LOOKUPS))
+#: Gemma 3n's AltUp (beyond the paper) with Token-ID (its probe and checkpoints go through
+#: the same code as the paper's methods).
+PAPER_METHODS = tuple(m for m in MEMORY_METHODS if m != "gemma3n")
+COMBOS = list(itertools.product(PAPER_METHODS, PAPER_LOOKUPS))
+COMBOS += [("gemma3n", "tokenid")]
 COMBOS += [("none", lookup) for lookup in LOOKUPS if lookup not in PAPER_LOOKUPS]
 #: Through the CLI: every method and every lookup exactly once (all 16 pass too, ~10 s each;
 #: the in-process test below covers all 16 with the same train step).
@@ -85,7 +89,7 @@ def test_every_combination_fits_one_batch_and_updates_its_memory(method, lookup)
     after = dict(_memory_leaves(state["params"]))
     moved = [k for k in before if not np.array_equal(before[k], after[k])]
     expected = {"expert"} if lookup != "none" else set()
-    if method in ("sameup", "altup"):
+    if method in ("sameup", "altup", "gemma3n"):
         expected.add("altup_")
     for part in expected:
         assert any(part in k for k in moved), f"no {part} parameter moved: {sorted(moved)}"
@@ -93,7 +97,7 @@ def test_every_combination_fits_one_batch_and_updates_its_memory(method, lookup)
 
 def test_cli_combinations_cover_every_method_and_paper_lookup():
     methods, lookups = zip(*CLI_COMBOS, strict=True)
-    assert sorted(methods) == sorted(MEMORY_METHODS) and sorted(lookups) == sorted(PAPER_LOOKUPS)
+    assert sorted(methods) == sorted(PAPER_METHODS) and sorted(lookups) == sorted(PAPER_LOOKUPS)
 
 
 @pytest.mark.parametrize(("method", "lookup"), CLI_COMBOS)
