@@ -30,6 +30,9 @@ MEMORY_HELP = """external memory (paper sections 3 and 6):
   --memory sum|sameup|altup  a K-block wide token embedding: summed at the bottom (sum), or
                              carried through every layer by Algorithm 2 (Predict-Compute-
                              Correct) computing block 0 (sameup) or block i mod K (altup)
+  --memory gemma3n           AltUp as Gemma 3n runs it: K blocks made from a d-wide embedding
+                             by learned projections, coefficients from a router on the
+                             active block (P = I + W_p m, g = 1 + W_c m); only --blocks tunes it
   --lookup tokenid|softmax|lsh  a partial expert per layer: output L(x) + w(x) f_i(x),
                              bucket i from the token id, a learned top-1 softmax router, or
                              SimHash/cross-polytope of the layer input
