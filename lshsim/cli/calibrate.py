@@ -36,6 +36,8 @@ def add_parser(sub) -> None:
             "issue 32 is scored on the same runs. Exit status 0 when 0.95 lies inside every "
             "row's band for lshsim's interval, 1 otherwise, 2 on bad input."
         ),
+        epilog="examples:\n  lshsim calibrate --quick\n"
+        "  lshsim calibrate --row voronoi --workers 2 --out runs/calibration\n",
     )
     cal.add_argument(
         "--seeds",
