@@ -133,7 +133,9 @@ def estimate_collision(
         vocab: vocabulary size ``V`` (>= ``2l - round(f l)``).
         samples: number of pairs, >= 1.
         seed: int >= 0.
-        mode: ``"full"`` or ``"reduced"`` (see the module docstring).
+        mode: ``"full"``, ``"reduced"`` (see the module docstring) or ``"auto"``
+            (``reduced`` where the family has it, else ``full``:
+            :func:`lshsim.estimation.inputs.resolve_mode`); the estimate records the mode run.
         progress: show a progress bar on stderr (it appears after one second).
         threads: worker threads running blocks concurrently. Default: Numba's thread count
             (``NUMBA_NUM_THREADS``) for reduced mode and for the families whose full-mode
@@ -167,7 +169,7 @@ def estimate_collision(
         samples=tally.trials,
         pairs=tally.pairs,
         seconds=seconds,
-        mode=mode,
+        mode=inputs.mode,
         seed=inputs.seed,
         overlap=inputs.overlap,
         cosine=inputs.cosine,

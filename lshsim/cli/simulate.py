@@ -216,11 +216,13 @@ def _add_simulate_parser(sub) -> None:
     est.add_argument(
         "--mode",
         choices=MODES,
-        default="full",
+        default="auto",
         help="full: hash real d-dim vectors; reduced: sample only the sufficient "
         "statistics (exact; "
         + ", ".join(name for name, cls in FAMILIES.items() if cls.reduced)
-        + "; crosspolytope only with the gaussian-projection rotation)",
+        + "; crosspolytope only with the gaussian-projection rotation); auto (default): "
+        "reduced where it exists, else full (full with --dim at a --cosine); the output "
+        "says which ran",
     )
     est.add_argument(
         "--threads",
@@ -320,12 +322,15 @@ def run_simulate(args: argparse.Namespace) -> int:
     """
     params = _family_params(args)
     sentence = _sentence_options(args, ("length", "vocab"))
+    mode = args.mode
     if args.dim is not None:
-        if args.cosine is not None and args.mode == "reduced":
+        if args.cosine is not None and mode == "reduced":
             raise ValueError(
                 "--dim has no effect with --mode reduced at a --cosine (the sufficient "
                 "statistics do not depend on d); drop it or use --mode full"
             )
+        if args.cosine is not None and mode == "auto":  # d-dim vectors asked for
+            mode = "full"
         sentence["dim"] = args.dim
     if args.topk is not None:
         return simulate_topk.run_simulate_topk(args, sentence, params)
@@ -338,7 +343,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         **sentence,
         samples=args.samples,
         seed=args.seed,
-        mode=args.mode,
+        mode=mode,
         progress=progress,
         threads=args.threads,
         **params,

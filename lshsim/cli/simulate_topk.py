@@ -111,7 +111,7 @@ def theory_topk(args: argparse.Namespace, params: dict) -> dict | None:
 
 def run_simulate_topk(args: argparse.Namespace, sentence: dict, params: dict) -> int:
     """``lshsim simulate --topk k``: the Monte-Carlo top-k overlap; return 0."""
-    if args.mode != "full":
+    if args.mode == "reduced":
         raise ValueError("--topk is estimated in --mode full only")
     if args.threads is not None:
         raise ValueError("--threads has no effect with --topk (its blocks run in order)")

@@ -36,9 +36,11 @@ __all__ = [
     "check_inputs",
     "draw_pairs",
     "pair_bytes",
+    "resolve_mode",
 ]
 
-MODES = ("full", "reduced")
+#: Estimation modes; ``auto`` runs ``reduced`` where the family has it (see :func:`resolve_mode`).
+MODES = ("auto", "full", "reduced")
 #: Largest working memory of one pair (larger dim * length is rejected up front).
 MAX_PAIR_BYTES = 2**31
 
@@ -77,6 +79,43 @@ class Pairs:
     cosines: np.ndarray | None = None
 
 
+def resolve_mode(family: str, n: int, params: dict, mode: str) -> str:
+    """The mode an estimate runs: ``mode``, with ``auto`` resolved for the family.
+
+    ``auto`` is ``reduced`` wherever the family has a reduced sampler for these parameters (a
+    vector family whose ``sample_reduced`` accepts them: it draws the pair's sufficient
+    statistics from their exact law, so the estimate has the same law as full mode's at a
+    fraction of the cost), and ``full`` otherwise (token, set and sequence families;
+    cross-polytope with the Hadamard rotation).
+
+    Args:
+        family: a name in :data:`lshsim.hashing.FAMILIES`.
+        n: buckets.
+        params: the family's parameters (unchecked ones are checked here).
+        mode: one of :data:`MODES`.
+
+    Returns:
+        ``"full"`` or ``"reduced"``.
+
+    Raises:
+        ValueError: an unknown mode, family or parameter (one line naming it).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode != "auto":
+        return mode
+    cls = get_family(family)
+    if cls.input_kind != "vectors" or not cls.reduced:
+        return "full"
+    params = cls.check_params(n, **params)
+    n = params.pop("n")
+    try:
+        cls.sample_reduced(n, np.empty(0), np.random.default_rng(0), **params)
+    except ValueError:  # no reduced sampler for these parameters
+        return "full"
+    return "reduced"
+
+
 def check_inputs(
     family: str,
     n: int,
@@ -104,10 +143,10 @@ def check_inputs(
         vocab: ``V``.
         samples: pairs, >= 1.
         seed: int >= 0.
-        mode: ``"full"`` or ``"reduced"``.
+        mode: ``"full"``, ``"reduced"`` or ``"auto"`` (:func:`resolve_mode`).
 
     Returns:
-        :class:`Inputs`.
+        :class:`Inputs` (its ``mode`` the resolved one).
 
     Raises:
         ValueError: one line naming the bad argument and its allowed range.
@@ -119,8 +158,7 @@ def check_inputs(
         raise ValueError("give exactly one of overlap (f) or cosine")
     samples = check_int("samples", samples, 1)
     seed = check_int("seed", seed, 0)
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    mode = resolve_mode(family, n, params, mode)
     length = check_int("length (l)", length, 1, 2**31)
     vocab = check_int("vocab (V)", vocab, 1, 2**61 - 1)  # token ids stay below 2^61 - 1
     inputs = Inputs(

@@ -5,14 +5,25 @@ What one cell is, with its key and seed, is :mod:`lshsim.sweep.cell` (re-exporte
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 
+from lshsim.estimate import estimate_collision
+from lshsim.estimation.inputs import resolve_mode
 from lshsim.sweep.cell import Cell, cell_key, cell_seed
-from lshsim.sweep.runner import check_cell
+from lshsim.sweep.runner import check_cell, library_names
 from lshsim.sweep.spec import Spec, commands
 
-__all__ = ["MAX_CELLS", "Cell", "cell_key", "cell_seed", "enumerate_cells", "grid_size"]
+__all__ = [
+    "MAX_CELLS",
+    "Cell",
+    "cell_key",
+    "cell_seed",
+    "enumerate_cells",
+    "grid_size",
+    "resolved_mode",
+]
 
 #: Most cells one spec may enumerate (they are held in memory).
 MAX_CELLS = 10**6
@@ -21,6 +32,33 @@ MAX_CELLS = 10**6
 def grid_size(grid: dict) -> int:
     """The number of cells of one grid (the product of its axis lengths)."""
     return math.prod(len(v) for k, v in grid.items() if k != "command")
+
+
+def resolved_mode(command: str, options: dict) -> dict:
+    """``options`` with ``simulate``'s ``mode = "auto"`` resolved to the mode that runs.
+
+    So a cell's key (and seed) names ``full`` or ``reduced``
+    (:func:`lshsim.estimation.inputs.resolve_mode`), never ``auto``.
+
+    Args:
+        command: the cell's command.
+        options: its options (CLI names).
+
+    Returns:
+        ``options``, or a copy with ``mode`` resolved; unchanged where the family or its
+        parameters are refused (:func:`lshsim.sweep.runner.check_cell` then names them).
+    """
+    if command != "simulate" or options.get("mode") != "auto":
+        return options
+    names = library_names()
+    kw = {names.get(k, k): v for k, v in options.items()}
+    own = inspect.signature(estimate_collision).parameters
+    params = {k: v for k, v in kw.items() if k not in own and k not in ("family", "n")}
+    try:
+        mode = resolve_mode(kw["family"], kw["n"], params, "auto")
+    except (KeyError, ValueError, TypeError):
+        return options
+    return {**options, "mode": mode}
 
 
 def enumerate_cells(spec: Spec, check: bool = True) -> list[Cell]:
@@ -52,6 +90,7 @@ def enumerate_cells(spec: Spec, check: bool = True) -> list[Cell]:
         for values in itertools.product(*(grid[k] for k in names)):
             given = {**fixed, **dict(zip(names, values, strict=True))}
             options = {k: given[k] for k in opts if k in given}  # the parser's order
+            options = resolved_mode(command, options)
             key = cell_key(command, options)
             if key not in cells:
                 cell = Cell(command, options, key, cell_seed(spec.seed, key), i)

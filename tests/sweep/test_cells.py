@@ -29,15 +29,21 @@ def _cells(*grids, seed=0):
 def test_key_is_canonical_and_defaults_are_filled():
     (a,) = _cells({"command": "simulate", "family": "simhash", "buckets": 4, "cosine": 1})
     (b,) = _cells(
-        {"mode": "full", "cosine": [1.0], "buckets": 4, "family": "simhash", "command": "simulate"}
+        {
+            "mode": "reduced",
+            "cosine": [1.0],
+            "buckets": 4,
+            "family": "simhash",
+            "command": "simulate",
+        }
     )
     assert a.key == b.key and a.seed == b.seed
-    assert a.options == {
+    assert a.options == {  # the default mode, auto, is stored as what it resolves to
         "family": "simhash",
         "buckets": 4,
         "cosine": 1.0,
         "samples": 10000,
-        "mode": "full",
+        "mode": "reduced",
     }
     assert json.loads(a.key) == {"command": "simulate", **a.options}
 

@@ -59,7 +59,7 @@ def test_options_are_read_from_the_cli_parsers():
     sim, th = commands()["simulate"], commands()["theory"]
     assert sim.options["family"].choices == tuple(FAMILIES)
     assert sim.options["family"].required and sim.options["buckets"].kind == "int"
-    assert sim.options["cosine"].kind == "float" and sim.options["mode"].default == "full"
+    assert sim.options["cosine"].kind == "float" and sim.options["mode"].default == "auto"
     assert ("overlap", "cosine") in sim.one_of and ("overlap", "cosine") in th.one_of
     assert "samples" in sim.options and "samples" not in th.options
     assert "cosines" in th.options and not set(NOT_AXES) & (set(sim.options) | set(th.options))
@@ -106,7 +106,7 @@ BAD = [
     ({"grids": [{**GOOD, "cosine": [None]}]}, "cosine must be a number, got None"),
     ({"grids": [{**GOOD, "cosine": [float("nan")]}]}, "cosine must be a finite number"),
     ({"grids": [{**GOOD, "mode": [1]}]}, "mode must be text, got 1"),
-    ({"grids": [{**GOOD, "mode": ["fast"]}]}, "mode must be one of full, reduced"),
+    ({"grids": [{**GOOD, "mode": ["fast"]}]}, "mode must be one of auto, full, reduced"),
     ({"grids": [{**GOOD, "buckets": []}]}, "grids[0] (simulate): buckets: empty axis"),
     ({"grids": [{**GOOD, "buckets": [4, 4]}]}, "buckets: repeated value"),
     ({"grids": [{k: v for k, v in GOOD.items() if k != "family"}]}, "option 'family' is required"),
