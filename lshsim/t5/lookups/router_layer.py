@@ -50,7 +50,10 @@ def expert_mlp(x, wi, wo, bucket, impl: str = "gather"):
 
 
 def routed_expert(lookup, module: nn.Module, x, token_ids, deterministic: bool):
-    """``w(x) f_i(x)`` of ``x [..., d]``, ``token_ids [...]``; sows ``layer_input``, ``bucket``."""
+    """``w(x) f_i(x)`` of ``x [..., d]``, ``token_ids [...]``; sows ``layer_input``, ``bucket``.
+
+    And ``weight`` when the lookup weighs its bucket (the probe's score-weighted usage).
+    """
     cfg = module.config
     dt = jnp.dtype(cfg.dtype)
     shape, d, n, r = x.shape, x.shape[-1], cfg.num_buckets, cfg.expert_rank
@@ -58,6 +61,8 @@ def routed_expert(lookup, module: nn.Module, x, token_ids, deterministic: bool):
     module.sow("intermediates", "layer_input", x)
     bucket, weight = lookup.route(module, x2, token_ids.reshape(-1), deterministic)
     module.sow("intermediates", "bucket", bucket.reshape(shape[:-1]))
+    if weight is not None:
+        module.sow("intermediates", "weight", weight.reshape(shape[:-1]))
     if r == 0:
         init = lecun(-1, -2, axes=("buckets", "embed"))
         table = module.param("table", init, (n, d), jnp.float32)
