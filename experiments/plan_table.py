@@ -12,7 +12,7 @@ records each row in ``figures/plan.json`` as it finishes and rewrites PLAN.md, a
 ``--resume`` skips the rows already there (JAX's persistent compilation cache in
 ``.jax_cache/`` also serves repeated compiles).
 
-Usage: python experiments/plan_table.py [--resume] [--only TEXT] [--max-devices N]
+Usage: python experiments/plan_table.py [--resume] [--only TEXT [--redo]] [--max-devices N]
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def plan_row(row, max_devices: int) -> dict:
     if best is not None:
         n = best["devices"]
         repl = next((t for t in res["tried"] if (t["data"], t["model"]) == (n, 1)), None)
-        keep = ("mesh", "devices", "params", "per_device_bytes", "flops_per_step")
+        keep = ("mesh", "devices", "params", "per_device_bytes", "flops_per_step", "expert_impl")
         out["best"] = {k: best[k] for k in keep} | {
             "flops_per_step_total": best["flops_per_step_total"],
             "roofline_step_seconds": best["roofline_step_seconds"],
@@ -142,6 +142,17 @@ def _replicated(entry: dict | None) -> str:
     return f"> {skipped.split()[-3]} (state)" if skipped.startswith("state") else "n/a"
 
 
+def experts(row, best: dict) -> str:
+    """The expert implementation a row assumed (``-`` without rank-r experts).
+
+    Rows computed before ``expert_impl`` was recorded ran ``gather`` (then the only one).
+    """
+    changes = row[2]
+    if changes.get("lookup", "none") == "none" or not changes.get("expert_rank"):
+        return "-"
+    return best.get("expert_impl", "gather")
+
+
 def render(results: dict, meta: dict) -> str:
     """PLAN.md from the rows computed so far."""
     lines = [
@@ -155,32 +166,44 @@ def render(results: dict, meta: dict) -> str:
         "arguments are exact, temporaries an estimate). *Replicated* is the same number of "
         "devices with model = 1 (parameters on every device); `> X (state)` means the state "
         "shard alone exceeds X GB, so it was not compiled. FLOPs from XLA's cost analysis, "
-        "per device and for the whole step.",
+        "per device and for the whole step. *Experts*: the rank-r experts' implementation "
+        "the row assumed: `ragged` (tokens sorted by bucket, `jax.lax.ragged_dot`, what "
+        "`--expert-impl auto` runs on a GPU/TPU and what `lshsim plan` assumes; priced on the "
+        "CPU compiler as one product of the same operands, `lshsim.t5.experts`) or `gather` "
+        "(each token's expert weights materialised, `N d r` memory).",
         "",
         f"{meta['done']} of {len(ROWS)} rows computed; their searches took {meta['seconds']:.0f} "
         f"s of wall time in all (summed over rows) on {meta['machine']}, busy with other "
         "work (each row's seconds and tried meshes are in `figures/plan.json`).",
         "",
-        "| model | variant | paper tables | params | devices | mesh (data x model) | "
+        "| model | variant | paper tables | experts | params | devices | mesh (data x model) | "
         "GB per device | replicated GB | FLOPs/step per device | FLOPs/step total | "
         "H100 roofline s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in ROWS:
         res = results.get(key(row))
         head = f"| {row[0]} | {row[1]} | {row[3]} |"
         if res is None:
-            lines.append(f"{head} not computed yet | | | | | | | |")
+            lines.append(f"{head} | not computed yet | | | | | | | |")
         elif res["best"] is None:
-            lines.append(f"{head} | > {meta['max_devices']} | none fits | | | | | |")
+            lines.append(f"{head} | | > {meta['max_devices']} | none fits | | | | | |")
         else:
             b = res["best"]
             lines.append(
-                f"{head} {b['params']['total']:.3g} | {b['devices']} | "
+                f"{head} {experts(row, b)} | {b['params']['total']:.3g} | {b['devices']} | "
                 f"{b['mesh']['data']} x {b['mesh']['model']} | {_gb(b['per_device_bytes'])} | "
                 f"{_replicated(res['replicated'])} | {b['flops_per_step']:.3g} | "
                 f"{b['flops_per_step_total']:.3g} | {b['roofline_step_seconds']:.3g} |"
             )
+    before = [
+        f"- {name}: {p['devices']} devices ({p['mesh']['data']} x {p['mesh']['model']}), "
+        f"{_gb(p['per_device_bytes'])} GB per device with `{p.get('expert_impl', 'gather')}`"
+        for name, res in results.items()
+        if (p := res.get("previous")) is not None
+    ]
+    if before:
+        lines += ["", "Rows recomputed with `--redo`, as they were before:", "", *before]
     return "\n".join(lines) + "\n"
 
 
@@ -210,19 +233,33 @@ def main(argv=None) -> None:
     ap.add_argument("--json", type=Path, default=ROOT / "figures" / "plan.json")
     ap.add_argument("--resume", action="store_true", help="skip the rows in --json")
     ap.add_argument("--only", help="plan only the rows whose name contains this text")
+    ap.add_argument(
+        "--redo",
+        action="store_true",
+        help="with --only: recompute those rows of --json, keep the others (the old figures "
+        "are listed under the table)",
+    )
     ap.add_argument("--max-devices", type=int, default=MAX_DEVICES)
     ap.add_argument("--short", action="store_true", help="print the README table of --json")
     args = ap.parse_args(argv)
     if args.short:
         print(short_table(json.loads(args.json.read_text())["rows"]))
         return
-    doc = json.loads(args.json.read_text()) if args.resume and args.json.exists() else {}
+    if args.redo and not args.only:
+        ap.error("--redo needs --only")
+    keep = (args.resume or args.redo) and args.json.exists()
+    doc = json.loads(args.json.read_text()) if keep else {}
     results, seconds = doc.get("rows", {}), doc.get("seconds", 0.0)
     for row in ROWS:
-        if key(row) in results or (args.only and args.only not in key(row)):
+        redo = args.redo and args.only in key(row) and key(row) in results
+        if (key(row) in results and not redo) or (args.only and args.only not in key(row)):
             continue
         print(f"{key(row)} ...", file=sys.stderr, flush=True)
+        old = results.get(key(row))
         results[key(row)] = plan_row(row, args.max_devices)
+        if redo and old is not None:
+            results[key(row)]["previous"] = old.get("previous", old["best"])
+            seconds -= old["seconds"]
         seconds += results[key(row)]["seconds"]
         _write(args, results, seconds)
     _write(args, results, seconds)
