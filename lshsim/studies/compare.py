@@ -2,18 +2,23 @@
 
 Every number has a kind (:mod:`lshsim.studies.kinds`), and each kind its promise:
 
-* ``exact``: A and B agree to 1e-9 relative (strings, booleans and ``null`` exactly);
+* ``exact``: A and B agree to 1e-9 relative (strings, booleans and ``null`` exactly), or to
+  the tolerance the number's rule declares for its conditioning
+  (:func:`lshsim.studies.kinds.spec`: a finite-difference coefficient, a residual);
 * ``monte_carlo``: identical when both runs used the same versions of the numerical stack
   (:data:`~lshsim.studies.kinds.MC_STACK`, from each file's ``versions`` or, for older files,
-  the ``manifest.json`` beside it). When those versions differ or are unknown, the promise
-  does not cover the pair: a difference is reported (``versions differ``), never broken;
+  the ``manifest.json`` beside it), or within the declared tolerance of a Monte-Carlo number
+  computed with a quadrature value (a z-score against the exact law). When those versions
+  differ or are unknown, the promise does not cover the pair: a difference is reported
+  (``versions differ``), never broken;
 * ``platform``: any difference is reported with its size, never broken.
 
 A number present in one file only breaks the promise of its kind (the runs computed
 different things). The rules come from A's recorded ``kinds``, else B's, else this lshsim's
-registry (files written before the kinds were recorded). Numbers no rule covers are held to
-the ``exact`` promise. :func:`compare` returns a :class:`Comparison` (a row per rule, a
-:class:`Quantity`); :func:`table` formats it for people.
+registry (files written before the kinds were recorded); claims whose kinds a file does not
+record (files written before issue 32) take them from this lshsim's claim registry, by id.
+Numbers no rule covers are held to the ``exact`` promise. :func:`compare` returns a
+:class:`Comparison` (a row per rule, a :class:`Quantity`); :func:`table` formats it for people.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lshsim.studies.kinds import EXACT_RTOL, MC_STACK, METADATA, compile_rules, kind_of
+from lshsim.studies.kinds import MC_STACK, METADATA, compile_rules, kind_of, rules, tolerance
 
 __all__ = ["EXAMPLES", "Comparison", "Quantity", "compare", "load", "table"]
 
@@ -44,10 +49,14 @@ class Quantity:
         kind: ``exact``, ``monte_carlo`` or ``platform``.
         numbers: values compared (present in both files).
         differ: values that are not identical.
+        beyond: values that differ by more than the rule's tolerance.
         missing: values present in one file only.
         max_abs: the largest absolute difference of the numeric values.
         max_rel: the largest relative difference ``|a - b| / max(|a|, |b|)``.
-        verdict: ``holds``, ``BROKEN``, ``versions differ`` or ``differs (platform)``.
+        verdict: ``holds``, ``holds (within tolerance)``, ``BROKEN``, ``versions differ`` or
+            ``differs (platform)``.
+        rtol: the rule's relative tolerance.
+        atol: the rule's absolute tolerance.
         broken: whether the kind's promise is broken.
         differences: up to :data:`EXAMPLES` ``{"path", "a", "b"}``.
     """
@@ -56,12 +65,15 @@ class Quantity:
     kind: str
     numbers: int = 0
     differ: int = 0
+    beyond: int = 0
     missing: int = 0
     max_abs: float = 0.0
     max_rel: float = 0.0
     verdict: str = "holds"
     broken: bool = False
     differences: list[dict[str, Any]] = field(default_factory=list)
+    rtol: float = 0.0
+    atol: float = 0.0
 
 
 @dataclass
@@ -180,26 +192,54 @@ def _stack_differences(va: dict[str, str], vb: dict[str, str]) -> list[str]:
     return out
 
 
-def _rules(doc_a: dict, doc_b: dict) -> tuple[dict[str, str], str]:
+def _rules(doc_a: dict, doc_b: dict) -> tuple[dict[str, Any], str]:
+    found, source = None, ""
     for name, doc in (("A", doc_a), ("B", doc_b)):
         if isinstance(doc.get("kinds"), dict) and doc["kinds"]:
-            return doc["kinds"], f"recorded in {name}"
-    from lshsim.studies import STUDIES
-    from lshsim.studies.kinds import rules
+            found, source = dict(doc["kinds"]), f"recorded in {name}"
+            break
+    if found is None:
+        from lshsim.studies import STUDIES
 
-    return rules(STUDIES.values()), "this lshsim's registry (neither file records kinds)"
+        found = rules(STUDIES.values())
+        source = "this lshsim's registry (neither file records kinds)"
+    if not any(p.startswith("claims/") for p in found):
+        claims = _registry_claim_kinds(doc_a.get("claims"))
+        if any(c["kinds"] for c in claims):
+            found.update(rules((), claims))
+            source += "; claims' kinds from this lshsim's claim registry"
+    return found, source
+
+
+def _registry_claim_kinds(claims: Any) -> list[dict]:
+    """``[{"kinds": ...}]`` for the claims of a file that records none, from the registry."""
+    if not isinstance(claims, list):
+        return []
+    from lshsim.theorems.claims import CLAIMS
+
+    out = []
+    for c in claims:
+        claim = CLAIMS.get(c.get("id")) if isinstance(c, dict) else None
+        out.append({"kinds": dict(claim.kinds or {}) if claim is not None else {}})
+    return out
 
 
 def _verdict(q: Quantity, stack_same: bool) -> None:
-    """Set ``q.verdict`` and ``q.broken`` from its counts and kind."""
+    """Set ``q.verdict`` and ``q.broken`` from its counts, kind and tolerance."""
+    within = " (within tolerance)" if q.differ else ""
     if q.missing:
         q.verdict, q.broken = "BROKEN", True
     elif q.kind == "exact":
-        q.broken = q.max_rel > EXACT_RTOL
-        q.verdict = "BROKEN" if q.broken else "holds"
+        q.broken = q.beyond > 0
+        q.verdict = "BROKEN" if q.broken else "holds" + within
     elif q.kind == "monte_carlo":
-        q.broken = stack_same and q.differ > 0
-        q.verdict = "BROKEN" if q.broken else "holds" if not q.differ else "versions differ"
+        q.broken = stack_same and q.beyond > 0
+        if q.broken:
+            q.verdict = "BROKEN"
+        elif not q.differ:
+            q.verdict = "holds"
+        else:
+            q.verdict = "holds" + within if stack_same else "versions differ"
     else:
         q.verdict = "holds" if not q.differ else "differs (platform)"
 
@@ -224,15 +264,17 @@ def compare(path_a: str | Path, path_b: str | Path) -> Comparison:
         raise ValueError(f"A is a {pa!r} run and B a {pb!r} run: compare two runs of one profile")
     if doc_a["seed"] != doc_b["seed"]:
         raise ValueError(f"A has seed {doc_a['seed']} and B seed {doc_b['seed']}: compare one seed")
-    rules, source = _rules(doc_a, doc_b)
-    compiled = compile_rules(rules)
+    found, source = _rules(doc_a, doc_b)
+    compiled = compile_rules(found)
+    tolerances = tolerance(found)
     stack = _stack_differences(va, vb)
     na, nb = _numbers(doc_a), _numbers(doc_b)
     rows: dict[str, Quantity] = {}
     for path in [*na, *(p for p in nb if p not in na)]:
         match = kind_of(path, compiled)
         pattern, kind = match if match else (UNCLASSIFIED, "exact")
-        q = rows.setdefault(pattern, Quantity(pattern, kind))
+        rtol, atol = tolerances.get(pattern, tolerance({"": kind})[""])
+        q = rows.setdefault(pattern, Quantity(pattern, kind, rtol=rtol, atol=atol))
         where = "/".join(path)
         if path not in na or path not in nb:
             q.missing += 1
@@ -245,6 +287,8 @@ def compare(path_a: str | Path, path_b: str | Path) -> Comparison:
         same, diff, rel = _difference(na[path], nb[path])
         if not same:
             q.differ += 1
+            scale = max(abs(na[path]), abs(nb[path])) if math.isfinite(diff) else 0.0
+            q.beyond += not diff <= q.atol + q.rtol * scale
             q.max_abs, q.max_rel = max(q.max_abs, diff), max(q.max_rel, rel)
             if len(q.differences) < EXAMPLES:
                 q.differences.append({"path": where, "a": na[path], "b": nb[path]})

@@ -151,7 +151,8 @@ def run(
     results["holds"] = all(v.holds for v in verdicts)
     head["versions"] = manifest.versions()  # now that every study's packages are imported
     results["versions"] = head["versions"]
-    results["kinds"] = rules(STUDIES.values())  # what each number promises (lshsim compare)
+    # what each number promises (lshsim compare): the studies' rules and each claim's
+    results["kinds"] = rules(STUDIES.values(), results["claims"])
     seconds = time.perf_counter() - start
     write_atomic(out / "results.json", json.dumps(results, indent=1))
     text = report(verdicts, drawn, profile, seed, seconds, data, STUDIES, run_info=head)

@@ -22,6 +22,20 @@ from dataclasses import dataclass, field
 #: A check: no arguments, returns ``(holds, evidence)``.
 CheckFn = Callable[[], tuple[bool, dict]]
 
+#: The kinds a claim declares over its evidence (``lshsim compare``; see
+#: :mod:`lshsim.studies.kinds`, whose names and defaults these are): exact theory, agreeing to
+#: 1e-9 relative anywhere.
+EXACT = "exact"
+#: Exact theory whose numbers include residuals of identities that hold to rounding
+#: (``max |x - y|`` of O(1) terms): 1e-9 relative or 1e-12 absolute, the scale of the terms.
+EXACT_RESIDUALS = {"kind": "exact", "atol": 1e-12}
+#: Seeded Monte Carlo: identical for the same seed and versions.
+MONTE_CARLO = "monte_carlo"
+#: Seeded Monte Carlo computed together with quadrature values (an estimate's z-score against
+#: the exact law, an average of exact laws over drawn cosines): the same draws, and the
+#: quadrature's 1e-9 relative (1e-12 absolute, for values near 0) on top.
+SEEDED_THEORY = {"kind": "monte_carlo", "rtol": 1e-9, "atol": 1e-12}
+
 
 @dataclass(frozen=True)
 class Mutation:
@@ -52,6 +66,10 @@ class Claim:
         mutation: the broken library under which ``check`` must fail.
         quick_check: the same check on a smaller grid or sample (for the test suite, which
             runs every claim with and without its mutation); None: ``check`` itself.
+        kinds: what each number of the evidence promises, ``{pattern: kind or spec}`` over
+            the evidence (:mod:`lshsim.studies.kinds`; ``""`` the whole evidence, ``*`` any
+            key), declared with the claim: :data:`EXACT`, :data:`EXACT_RESIDUALS`,
+            :data:`MONTE_CARLO`, :data:`SEEDED_THEORY`, or a spec with its own tolerance.
     """
 
     id: str
@@ -61,6 +79,7 @@ class Claim:
     check: CheckFn = field(repr=False)
     mutation: Mutation | None = field(default=None, repr=False)
     quick_check: CheckFn | None = field(default=None, repr=False)
+    kinds: dict | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,7 @@ class Verdict:
     fails_under_mutation: bool | None = None
     mutation_evidence: dict | None = None
     mutation_seconds: float | None = None
+    kinds: dict | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (the mutation keys only when the mutation was run)."""
@@ -93,6 +113,8 @@ class Verdict:
             "seconds": round(self.seconds, 3),
             "test": self.test,
         }
+        if self.kinds is not None:
+            out["kinds"] = self.kinds
         if self.fails_under_mutation is not None:
             out["mutation"] = self.mutation
             out["fails_under_mutation"] = self.fails_under_mutation

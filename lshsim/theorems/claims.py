@@ -141,6 +141,15 @@ def check(
                     "mutation_seconds": m_seconds,
                 }
             verdicts.append(
-                Verdict(cid, claim.statement, holds, evidence, seconds, claim.test, **extra)
+                Verdict(
+                    cid,
+                    claim.statement,
+                    holds,
+                    evidence,
+                    seconds,
+                    claim.test,
+                    **extra,
+                    kinds=claim.kinds,
+                )
             )
     return verdicts

@@ -24,7 +24,7 @@ import numpy as np
 from lshsim import theory
 from lshsim.hashing import CrossPolytope, PStable, SimHash, Voronoi
 from lshsim.laws import spherical as spherical_theory
-from lshsim.theorems.claim_types import Claim, Mutation, replacing
+from lshsim.theorems.claim_types import EXACT_RESIDUALS, Claim, Mutation, replacing
 from lshsim.theory import amplification
 
 __all__ = [
@@ -161,9 +161,14 @@ def _cp_probability_scaled(original: Callable) -> Callable:
     return crosspolytope_log_probability
 
 
+#: What each claim's evidence promises (``lshsim compare``): exact theory, residuals included.
+EVIDENCE_KINDS: dict[str, dict] = {"T1.h1": {"": EXACT_RESIDUALS}, "T1.h2": {"": EXACT_RESIDUALS}}
+
+
 def _claim(cid: str, part: str, statement: str, check, mutation: Mutation) -> Claim:
     test = f"tests/theorems/test_claims_lsh.py::test_{cid[3:]}"
-    return Claim(cid, part, " ".join(statement.split()), test, check, mutation)
+    statement = " ".join(statement.split())
+    return Claim(cid, part, statement, test, check, mutation, kinds=EVIDENCE_KINDS[cid])
 
 
 #: The claims of this module, in id order (registered beside Theorem 1's by the registry).

@@ -33,7 +33,14 @@ from lshsim.estimate import estimate_collision
 from lshsim.hashing import NGram
 from lshsim.hashing.ngram import ngram_moduli
 from lshsim.sentences import sentence_pairs, shared_tokens
-from lshsim.theorems.claim_types import Claim, Mutation, replacing
+from lshsim.theorems.claim_types import (
+    EXACT_RESIDUALS,
+    MONTE_CARLO,
+    SEEDED_THEORY,
+    Claim,
+    Mutation,
+    replacing,
+)
 
 __all__ = ["CLAIMS_NGRAM", "MC_POINTS", "Z", "enumerated_shared", "heads_law_enumerated"]
 
@@ -249,10 +256,32 @@ def _correlated_heads(original: Callable) -> Callable:
     return poisson_binomial
 
 
+#: The Monte-Carlo rows: the kernel's estimate (seeded), its z-score against the exact value
+_MC_ROWS = {
+    "monte carlo (N, m, f, l, H)/*/estimate": MONTE_CARLO,
+    "monte carlo (N, m, f, l, H)/*/z": SEEDED_THEORY,
+    "max z": SEEDED_THEORY,
+}
+#: What each claim's evidence promises (``lshsim compare``): exact laws and their residuals,
+#: and Monte-Carlo rows of the kernel next to the exact values (their z-scores).
+EVIDENCE_KINDS: dict[str, dict] = {
+    "B.ng1": {"": EXACT_RESIDUALS, **_MC_ROWS},
+    "B.ng2": {
+        "": EXACT_RESIDUALS,
+        "tokenid kernel (n = V = 64, f = 0.25, l = 8)": MONTE_CARLO,
+        "ngram kernel N = 1, m = 7/estimate": MONTE_CARLO,
+        "ngram kernel N = 1, m = 7/z": SEEDED_THEORY,
+    },
+    "B.ng3": {"": EXACT_RESIDUALS},
+    "B.ng4": {"": EXACT_RESIDUALS, **_MC_ROWS},
+}
+
+
 def _claim(cid: str, part: str, statement: str, check, mutation: Mutation) -> Claim:
     test = f"tests/theorems/test_claims_ngram.py::test_{cid[2:]}"
     quick = functools.partial(check, quick=True)
-    return Claim(cid, part, " ".join(statement.split()), test, check, mutation, quick)
+    statement = " ".join(statement.split())
+    return Claim(cid, part, statement, test, check, mutation, quick, kinds=EVIDENCE_KINDS[cid])
 
 
 #: The claims of this module, in id order (registered by :data:`lshsim.theorems.claims.PARTS`).

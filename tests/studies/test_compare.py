@@ -78,7 +78,7 @@ def test_exact_agrees_to_1e_9_relative(tmp_path, rel, broken):
     q = _row(compare(a, b), "studies/s")
     assert q.broken is broken and q.differ == 1
     assert q.max_rel == pytest.approx(rel, rel=1e-3)
-    assert q.verdict == ("BROKEN" if broken else "holds")
+    assert q.verdict == ("BROKEN" if broken else "holds (within tolerance)")
 
 
 def test_exact_string_must_match(tmp_path):

@@ -183,7 +183,8 @@ def test_check_one_claim():
     assert v.statement == claims.CLAIMS["T1.c1"].statement
     assert v.test == "tests/theorems/test_claims.py::test_c1"
     d = v.to_dict()
-    assert set(d) == {"id", "statement", "holds", "evidence", "seconds", "test"}
+    assert set(d) == {"id", "statement", "holds", "evidence", "seconds", "test", "kinds"}
+    assert d["kinds"] == claims.CLAIMS["T1.c1"].kinds  # what its evidence promises
     json.dumps(d)
 
 

@@ -196,6 +196,11 @@ def crossing_bound(n: int, theta: float) -> float:
 D3_NS = (2, 3, 5, 16, 2**10, 2**20, 2**40)
 D3_THETAS = (1e-3, 1e-4)
 D3_FS = (0.99, 0.999, 0.9999)
+#: How far two exact evaluations of a theta^2 coefficient ``((1 - P)/theta - lambda)/theta``
+#: may differ (``lshsim compare``): an error ``r`` relative in ``1 - P ~ lambda theta`` and in
+#: ``lambda`` moves it by about ``2 r lambda / theta``; with the exact promise's ``r = 1e-9``,
+#: ``lambda_n < 4.1`` for ``n <= 2^40`` and ``theta >= 1e-4``: ``2e-9 * 4.1 / 1e-4 < 1e-4``.
+D3_COEF_ATOL = 1e-4
 
 
 def check_d3(quick: bool = False):

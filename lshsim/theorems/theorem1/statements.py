@@ -9,11 +9,18 @@ from __future__ import annotations
 import functools
 
 from lshsim.sentences import COSINE_MEAN_ERROR, COSINE_VAR_ERROR, DISTANCE_MEAN_ERROR
-from lshsim.theorems.claim_types import Claim
+from lshsim.theorems.claim_types import (
+    EXACT,
+    EXACT_RESIDUALS,
+    MONTE_CARLO,
+    SEEDED_THEORY,
+    Claim,
+)
 from lshsim.theorems.theorem1 import ordering, rates, routing, sentence
 from lshsim.theorems.theorem1.mutations import MUTATIONS
 from lshsim.theorems.theorem1.ordering import ANALYTIC_C, ANALYTIC_FROM, TIE_CONSTANT
 from lshsim.theorems.theorem1.rates import (
+    D3_COEF_ATOL,
     GAP_RATE_HI,
     GAP_RATE_LO,
     LAPLACE_LOG_ERR,
@@ -25,6 +32,41 @@ from lshsim.theorems.theorem1.rates import (
     SPHERICAL_LO,
 )
 
+#: A point's Monte-Carlo estimate next to its exact value: the estimate, its standard error and
+#: trials are seeded Monte Carlo, the z-score mixes both (the exact value, the default, is exact)
+_ESTIMATES = {
+    "*/estimate": MONTE_CARLO,
+    "*/se": MONTE_CARLO,
+    "*/trials": MONTE_CARLO,
+    "*/z_score": SEEDED_THEORY,
+}
+#: What each claim's evidence promises (``lshsim compare``): exact theory, seeded Monte Carlo,
+#: or Monte Carlo next to quadrature values (:mod:`lshsim.studies.kinds`).
+EVIDENCE_KINDS: dict[str, dict] = {
+    "T1.a1": {"": MONTE_CARLO},  # seeded routers and inputs: counts of rows
+    "T1.a2": {"": EXACT_RESIDUALS, **_ESTIMATES},
+    "T1.b1": {"": EXACT_RESIDUALS, **_ESTIMATES},
+    "T1.b2": {"": EXACT_RESIDUALS},  # the sampled pairs are seeded integers
+    "T1.c1": {"": EXACT_RESIDUALS},
+    "T1.c2": {"": EXACT_RESIDUALS},
+    "T1.d1": {"": EXACT_RESIDUALS},
+    "T1.d2": {"": EXACT_RESIDUALS},
+    "T1.d3": {
+        "": EXACT_RESIDUALS,
+        "*/theta^2 coefficient at theta=1e-3, 1e-4": {"kind": "exact", "atol": D3_COEF_ATOL},
+    },
+    "T1.d4": {"": EXACT_RESIDUALS},
+    "T1.e1": {
+        "": EXACT_RESIDUALS,
+        "n >= V: mean rate (must be s/l)": MONTE_CARLO,
+        "n >= V: pairs whose rate != s/l": MONTE_CARLO,
+        **_ESTIMATES,
+    },
+    "T1.f1": {"": EXACT_RESIDUALS},
+    "T1.f2": {"": EXACT_RESIDUALS},
+    "T1.g1": {"": MONTE_CARLO, "bounds x d^2 or x d (mean, var, distance)": EXACT},
+}
+
 
 def _claim(cid: str, part: str, statement: str, check, mutation: str) -> Claim:
     return Claim(
@@ -35,6 +77,7 @@ def _claim(cid: str, part: str, statement: str, check, mutation: str) -> Claim:
         check=check,
         mutation=MUTATIONS[mutation],
         quick_check=functools.partial(check, quick=True),
+        kinds=EVIDENCE_KINDS[cid],
     )
 
 
