@@ -25,11 +25,16 @@ TRAIN_RANGES = {
     "eval_every": (1, None),
     "checkpoint_every": (1, None),
     "keep_checkpoints": (2, None),
+    "init_timeout": (1, 7 * 86400),  # a week; JAX's client overflows on 10^12 s
 }
 #: ``eval`` and ``probe``: a checkpoint step.
 STEP_RANGES = {"step": (0, None)}
-#: The memory flags whose 0 the config reads as "the default".
-MEMORY_RANGES = {"extra": (1, None), "buckets": (1, None)}
+#: The memory flags whose 0 the config reads as "the default"; a lookup's bucket index is an
+#: int32 (a larger table cannot be addressed).
+MEMORY_RANGES = {"extra": (1, None), "buckets": (1, 2**31 - 1)}
+#: The commands that trace the model (``plan``, ``cost``): one traced block per wide-embedding
+#: block, so K = 256 takes about 20 s to compile and 10^5 never ends.
+TRACE_RANGES = {"K": (1, 256)}
 
 
 def _needs(field: str, registry: dict) -> tuple:
@@ -51,6 +56,18 @@ def flag(dest: str) -> str:
     from lshsim.cli.vocabulary import DEST_FLAGS
 
     return DEST_FLAGS.get(dest, "--" + dest.replace("_", "-"))
+
+
+def default_dtype(backend: str) -> str:
+    """The compute dtype a model command uses when ``--dtype`` is not given.
+
+    Args:
+        backend: JAX's platform name (``cpu``, ``gpu``, ``cuda``, ``rocm``, ``tpu``).
+
+    Returns:
+        ``float32`` on CPU, ``bfloat16`` on an accelerator (``train`` and ``plan`` alike).
+    """
+    return "float32" if backend == "cpu" else "bfloat16"
 
 
 def check_ranges(args: argparse.Namespace, ranges: dict[str, tuple[int, int | None]]) -> None:

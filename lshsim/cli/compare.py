@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.vocabulary import JSON_HELP
@@ -56,9 +57,55 @@ def run_compare(args: argparse.Namespace) -> int:
     """
     from lshsim.studies.compare import compare, table
 
+    for name, path in (("A", args.a), ("B", args.b)):
+        _check_numbers(name, path)
     result = compare(args.a, args.b)
     if args.json:
-        print(json.dumps(result.to_dict(), default=str))
+        print(json.dumps(_json_safe(result.to_dict()), default=str, allow_nan=False))
     else:
         print("\n".join(table(result)))
     return 1 if result.broken else 0
+
+
+#: The most digits of an integer in a results file (a float64 holds up to about 1.8e308).
+MAX_DIGITS = 308
+
+
+def _check_numbers(name: str, path: str) -> None:
+    """Refuse, naming the file, a results file whose numbers no float can hold.
+
+    A missing or malformed file is left to :func:`lshsim.studies.compare.compare`, which names
+    it; this catches what it would turn into an overflow or a recursion error.
+
+    Raises:
+        ValueError: ``A (path): an integer of 401 digits ...`` or ``... nested too deeply``.
+    """
+
+    def parse_int(text: str) -> int:
+        if len(text.lstrip("-")) > MAX_DIGITS:
+            raise ValueError(
+                f"{name} ({path}): an integer of {len(text.lstrip('-'))} digits; no float holds it"
+            )
+        return int(text)
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            json.load(fh, parse_int=parse_int)
+    except RecursionError:
+        raise ValueError(f"{name} ({path}): nested too deeply to be a results.json") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return  # compare() names these
+
+
+def _json_safe(obj):
+    """``obj`` with each non-finite float as a string: ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
+
+    JSON has no such numbers; ``json.dumps`` would print a bare ``NaN``.
+    """
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_json_safe(v) for v in obj]
+    return obj

@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import json
 
+from lshsim.cli.checks import TRACE_RANGES, check_ranges
 from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import (
     MEMORY_FIELDS,
@@ -136,6 +137,7 @@ def run_cost(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
+    check_ranges(args, TRACE_RANGES)
     cfg = config_from_args(args)  # checks the options' ranges and combination first
 
     from lshsim.t5.cost import comparison, flops_per_token

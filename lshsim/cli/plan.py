@@ -18,6 +18,8 @@ import os
 import subprocess
 import sys
 
+from lshsim._validate import check_int
+from lshsim.cli.checks import TRACE_RANGES, check_ranges, default_dtype
 from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import MEMORY_HELP, add_config_flag, add_memory_flags, config_from_args
 from lshsim.cli.vocabulary import JSON_HELP
@@ -43,6 +45,20 @@ examples:
 _PARSER: argparse.ArgumentParser | None = None
 #: Set in the child process so that it never starts another.
 _CHILD_ENV = "LSHSIM_PLAN_CHILD"
+#: ``--minimal``'s default device limit.
+MAX_DEVICES = 64
+#: The most host devices a plan compiles for (1024 compile in about 10 s for tiny; XLA's CPU
+#: client refuses 4096 as a multi-process computation).
+MAX_HOST_DEVICES = 1024
+
+
+def _local_devices() -> int:
+    """The devices ``lshsim train`` would use here by default: all of the default backend's."""
+    if os.environ.get(_CHILD_ENV):  # the child has host devices standing in: never the default
+        return 1
+    import jax
+
+    return 1 if jax.default_backend() == "cpu" else jax.device_count()
 
 
 def add_parser(sub) -> None:
@@ -68,7 +84,10 @@ def add_parser(sub) -> None:
     add_config_flag(p)
     add_memory_flags(p)
     p.add_argument(
-        "--mesh", default="data=1,model=1", metavar="data=A,model=B", help="the mesh (1 x 1)"
+        "--mesh",
+        metavar="data=A,model=B",
+        help="the mesh (default, as train: data = every device of this machine's default "
+        f"backend, model = 1; at most {MAX_HOST_DEVICES} devices; not with --minimal)",
     )
     p.add_argument("--batch", type=int, metavar="B", help="examples per step (config default)")
     p.add_argument(
@@ -79,15 +98,18 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--dtype",
         choices=["float32", "bfloat16"],
-        default="bfloat16",
-        help="compute dtype (bfloat16; parameters stay f32)",
+        help="compute dtype (default by backend, as train: bfloat16 on the --hardware "
+        "accelerator); parameters stay float32",
     )
     p.add_argument("--hardware", choices=list(HARDWARE), default="h100", help="device (h100)")
     p.add_argument(
         "--minimal", action="store_true", help="search the smallest mesh that fits (not --mesh)"
     )
     p.add_argument(
-        "--max-devices", type=int, default=64, metavar="N", help="--minimal's limit (64)"
+        "--max-devices",
+        type=int,
+        metavar="N",
+        help=f"with --minimal: the most devices tried ({MAX_DEVICES}; at most {MAX_HOST_DEVICES})",
     )
     p.add_argument(
         "--finetune",
@@ -125,9 +147,18 @@ def _check(args: argparse.Namespace, batch: int) -> tuple[int, int]:
         raise ValueError(f"batch must be an integer >= 1, got {batch}")
     if batch % args.accumulate:
         raise ValueError(f"accumulate must divide the batch ({batch}), got {args.accumulate}")
-    if args.max_devices < 1:
-        raise ValueError(f"max-devices must be an integer >= 1, got {args.max_devices}")
-    data, model = parse_mesh(args.mesh)
+    if args.minimal and args.mesh is not None:
+        raise ValueError("--mesh has no effect with --minimal (it searches the meshes itself)")
+    if not args.minimal and args.max_devices is not None:
+        raise ValueError("--max-devices has no effect without --minimal")
+    if args.max_devices is not None:
+        check_int("--max-devices", args.max_devices, 1, MAX_HOST_DEVICES)
+    data, model = parse_mesh(args.mesh) if args.mesh is not None else (_local_devices(), 1)
+    if data * model > MAX_HOST_DEVICES:
+        raise ValueError(
+            f"--mesh: data x model = {data * model} devices; plan compiles for host devices and "
+            f"takes at most {MAX_HOST_DEVICES}"
+        )
     if not args.minimal and (batch // args.accumulate) % data:
         raise ValueError(
             f"mesh: data={data} must divide the micro-batch (batch / accumulate = "
@@ -176,14 +207,20 @@ def run_plan(args: argparse.Namespace) -> int:
     Returns:
         The exit status: 0, or 1 when ``--minimal`` finds no mesh that fits.
     """
+    check_ranges(args, TRACE_RANGES)
     config = config_from_args(args)
+    if args.dtype is None:
+        config = config.replace(dtype=default_dtype("gpu"))  # every --hardware is an accelerator
     if args.finetune:
         from lshsim.t5.finetune.plan import finetune_step
 
         config = finetune_step(config, args)
     batch = config.batch_size if args.batch is None else args.batch
     data, model = _check(args, batch)
-    status = _ensure_devices(args, args.max_devices if args.minimal else data * model)
+    if args.mesh is None and not args.minimal:  # the child process plans the same mesh
+        args.mesh = f"data={data},model={model}"
+    max_devices = MAX_DEVICES if args.max_devices is None else args.max_devices
+    status = _ensure_devices(args, max_devices if args.minimal else data * model)
     if status is not None:
         return status
     from lshsim.t5.plan import minimal_plan, plan
@@ -196,7 +233,7 @@ def run_plan(args: argparse.Namespace) -> int:
         "hardware": args.hardware,
     }
     if args.minimal:
-        res = minimal_plan(config, max_devices=args.max_devices, on_try=_progress, **kw)
+        res = minimal_plan(config, max_devices=max_devices, on_try=_progress, **kw)
         row = res["best"]
     else:
         row = res = plan(config, data=data, model=model, **kw)

@@ -19,7 +19,7 @@ from lshsim.cli.model_flags import (
     add_mesh_flag,
     config_from_args,
 )
-from lshsim.cli.vocabulary import JSON_HELP, install_aliases
+from lshsim.cli.vocabulary import JSON_HELP, float_list, install_aliases
 from lshsim.t5.lookups import LOOKUPS
 
 _EPILOG = """\
@@ -118,7 +118,7 @@ def add_parser(sub) -> None:
 
 def _overlaps(text: str) -> list[float]:
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+        values = float_list(text)
     except ValueError:
         raise ValueError(f"--overlap: expected comma-separated overlaps, got {text!r}") from None
     if not values or not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in values):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from pathlib import Path
 
 from lshsim.cli.checks import (
     STEP_RANGES,
@@ -15,6 +16,7 @@ from lshsim.cli.checks import (
     check_ranges,
     check_run_dir,
     check_train_out,
+    default_dtype,
 )
 from lshsim.cli.distributed import DISTRIBUTED_HELP, add_distributed_flags, start_processes
 from lshsim.cli.formatting import Formatter, wrap
@@ -102,7 +104,8 @@ def _add_train_parser(sub) -> None:
     tr.add_argument(
         "--dtype",
         choices=["float32", "bfloat16"],
-        help="compute dtype (default float32; bfloat16 on accelerators); parameters stay f32",
+        help="compute dtype (default by backend: float32 on CPU, bfloat16 on GPU/TPU; a resumed "
+        "run keeps its own); parameters stay float32",
     )
     tr.add_argument("--tokenizer", metavar="FILE", help="use this SentencePiece .model")
     tr.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
@@ -176,6 +179,17 @@ def run_train(args: argparse.Namespace) -> int:
     check_train_out(args)
     config = config_from_args(args)
     primary = start_processes(args)  # before anything touches JAX's backend
+    if args.dtype is None:  # by backend (float32 on CPU, else bfloat16); a resumed run's own
+        import jax
+
+        from lshsim.t5.checkpoint import RUN_FILE, read_run
+
+        run_file = Path(args.out) / RUN_FILE
+        if args.resume and run_file.is_file():
+            dtype = read_run(Path(args.out))[0].dtype
+        else:
+            dtype = default_dtype(jax.default_backend())
+        config = config.replace(dtype=dtype)
 
     from lshsim.t5.loop import train
 

@@ -27,6 +27,7 @@ __all__ = [
     "SYNONYMS",
     "TERMS",
     "Term",
+    "float_list",
     "install_aliases",
     "render_markdown",
 ]
@@ -154,9 +155,10 @@ TERMS: tuple[Term, ...] = (
     ),
     _t(
         "--mode",
-        "simulate: full (real vectors) or reduced (sufficient statistics)",
+        "simulate: full (real vectors), reduced (sufficient statistics) or auto (reduced where "
+        "it exists)",
         "choice",
-        "full",
+        "auto",
     ),
     _t(
         "--seed",
@@ -289,6 +291,22 @@ TERMS: tuple[Term, ...] = (
 #: The results file of ``memory_studies.py`` keeps its historical ``--json PATH`` (a file to
 #: write, not the output switch): listed so the walking test knows it is the one exception.
 JSON_EXCEPTIONS = {"memory_studies": "--json PATH is the results file it reads and writes"}
+
+
+def float_list(text: str) -> list[float]:
+    """A list option's value: its scalar's floats as a comma list (``--overlap 0.1,0.5``).
+
+    Args:
+        text: the option's text.
+
+    Returns:
+        The floats, in order.
+
+    Raises:
+        ValueError: an item is not a number (argparse reports it as an invalid value).
+    """
+    return [float(v) for v in str(text).split(",") if v.strip()]
+
 
 _warned: set[str] = set()
 

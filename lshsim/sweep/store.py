@@ -103,14 +103,20 @@ class Store:
         """Own the folder (created if missing): an exclusive ``flock`` on :data:`LOCK`.
 
         Raises:
-            ValueError: another process holds it (a sweep running into the same folder).
+            ValueError: another process holds it (a sweep running into the same folder), or
+                the folder or its lock cannot be created.
         """
         import fcntl
 
-        if not self.path.exists():
-            self.path.mkdir(parents=True)
-            self._created = True
-        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            if not self.path.exists():
+                self.path.mkdir(parents=True)
+                self._created = True
+            fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:  # e.g. under /proc or /sys, which refuse new entries
+            raise ValueError(
+                f"--out: cannot create {self.path} ({exc.strerror or type(exc).__name__})"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

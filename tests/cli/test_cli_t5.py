@@ -92,8 +92,8 @@ def test_params_table(capsys):
             ],
             "input_length",
         ),
-        (["eval", "--checkpoint", "{tmp}"], "is not a training run directory"),
-        (["eval", "--checkpoint", "{tmp}", "--examples", "0"], "examples must be an integer >= 1"),
+        (["eval", "--run", "{tmp}"], "is not a training run directory"),
+        (["eval", "--run", "{tmp}", "--examples", "0"], "examples must be an integer >= 1"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(capsys, tmp_path, small_corpus, argv, message):
@@ -124,7 +124,7 @@ def test_tiny_60_steps_on_the_embedded_corpus_learns(tmp_path):
     first, last = summary["initial_eval"], summary["final_eval"]
     assert last["loss"] < first["loss"] - 2.0
     assert last["accuracy"] > first["accuracy"] + 0.1
-    code, out, err = lshsim_optimised("eval", "--checkpoint", str(out_dir), "--json")
+    code, out, err = lshsim_optimised("eval", "--run", str(out_dir), "--json")
     assert code == 0, err
     ev = json.loads(out)
     assert ev["step"] == 60 and ev["loss"] == pytest.approx(last["loss"], rel=1e-6)

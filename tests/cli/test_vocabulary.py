@@ -64,7 +64,8 @@ def test_one_default_and_one_type_per_option(commands):
             if action.default not in (None, False, argparse.SUPPRESS):
                 defaults.setdefault(opt, {})[command] = action.default
             if action.nargs != 0:
-                types.setdefault(opt, set()).add(getattr(action.type, "__name__", "str"))
+                if "list" not in TERMS[opt].kind:  # a list option is its scalar's comma list
+                    types.setdefault(opt, set()).add(getattr(action.type, "__name__", "str"))
     for opt, given in defaults.items():
         term = TERMS[opt]
         if term.varies:

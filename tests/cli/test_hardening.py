@@ -1,0 +1,98 @@
+"""The newer surfaces under bad input (issue 31): one line naming the option, exit 2, at once.
+
+Every case runs in process and fails before any model is traced or any cell computed: plan's
+bounds and options without effect, the traced commands' block bound, the int32 bucket limit,
+the distributed client's timeout, ``simulate --dim`` in reduced mode, ``compare``'s
+non-finite and oversized numbers, an output folder under ``/proc``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from lshsim.cli.main import main
+from tests.studies.test_compare import _doc, _write
+
+PLAN = ["plan", "--config", "tiny"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([*PLAN, "--mesh", "data=4096"], "--mesh: data x model = 4096 devices; plan compiles"),
+        ([*PLAN, "--mesh", "data=65536,model=1", "--batch", "65536"], "takes at most 1024"),
+        ([*PLAN, "--minimal", "--mesh", "data=2"], "--mesh has no effect with --minimal"),
+        ([*PLAN, "--max-devices", "8"], "--max-devices has no effect without --minimal"),
+        ([*PLAN, "--minimal", "--max-devices", "5000"], "--max-devices must be an integer"),
+        ([*PLAN, "--memory", "sum", "--blocks", "100000"], "--blocks must be an integer"),
+        (["cost", "--config", "tiny", "--memory", "sum", "--blocks", "100000"], "--blocks must"),
+        ([*PLAN, "--lookup", "softmax", "--buckets", str(2**40)], "--buckets must be an integer"),
+        (
+            [
+                "train",
+                "--config",
+                "tiny",
+                "--steps",
+                "1",
+                "-o",
+                "{tmp}/r",
+                "--distributed",
+                "auto",
+                "--init-timeout",
+                "1000000000000",
+            ],
+            "--init-timeout must be an integer",
+        ),
+        (
+            [
+                "simulate",
+                "--family",
+                "voronoi",
+                "-n",
+                "16",
+                "--cosine",
+                "0.5",
+                "--mode",
+                "reduced",
+                "--dim",
+                "8",
+            ],
+            "--dim has no effect with --mode reduced",
+        ),
+        (["sweep", "{tmp}/s.json", "-o", "/proc/lshsim-sweep"], "--out: "),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(argv, message, tmp_path, capsys):
+    (tmp_path / "s.json").write_text(
+        '{"grids": [{"command": "theory", "family": "simhash", "buckets": 4, "cosine": 0.5}]}'
+    )
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lshsim: error: ") and err.count("\n") == 1, err
+    assert message in err, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_compare_json_is_json_even_with_non_finite_numbers(tmp_path, capsys):
+    b = _doc()
+    b["studies"]["s"]["mc"]["estimate"][0] = math.nan
+    b["studies"]["s"]["model"]["loss"] = math.inf
+    a = _write(tmp_path, "a", _doc())
+    b = _write(tmp_path, "b", b)
+    assert main(["compare", a, b, "--json"]) == 1
+    out = capsys.readouterr().out
+    assert "NaN" not in out.replace('"NaN"', "") and "Infinity" not in out.replace('"Infinity"', "")
+    json.loads(out, parse_constant=lambda c: pytest.fail(f"bare {c} in --json output"))
+
+
+def test_compare_names_the_file_with_an_oversized_number(tmp_path, capsys):
+    a = _write(tmp_path, "a", _doc())
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(_doc()).replace("0.3", "1" + "0" * 400, 1))
+    assert main(["compare", a, str(b)]) == 2
+    err = capsys.readouterr().err
+    assert f"B ({b}): an integer of 401 digits" in err and err.count("\n") == 1
