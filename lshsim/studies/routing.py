@@ -24,12 +24,13 @@ PROBE_TRAIN = {"batch_size": 16, "input_length": 64}
 #: hash functions stay fixed (only the layer inputs can adapt to them), and product keys
 #: (learned sub-keys, like the router)
 TRAINED_LOOKUPS = ("softmax", "lsh", "productkey")
-#: the lookups probed at initialisation: every lookup of the registry with a probe theory, the
-#: paper's router and LSH first (the figure's order), then the others in the registry's order
+#: the lookups probed at initialisation: every lookup of the registry that joins the study
+#: (``Lookup.in_routing_study``), the paper's router and LSH first (the figure's order), then
+#: the others in the registry's order
 INIT_LOOKUPS = (
     "softmax",
     "lsh",
-    *(n for n, lk in LOOKUPS.items() if lk.has_probe and n not in ("softmax", "lsh")),
+    *(n for n, lk in LOOKUPS.items() if lk.in_routing_study and n not in ("softmax", "lsh")),
 )
 
 

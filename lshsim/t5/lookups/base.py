@@ -38,7 +38,8 @@ class Lookup:
         cost_example: ``(row label, config changes)`` of its row in ``lshsim cost --compare``.
         fixed_table: whether the table size is fixed by the model (Token-ID: the vocabulary),
             not set by ``buckets``.
-        has_probe: whether the routing probe has a theory for it (studies probe only these).
+        in_routing_study: whether the routing study (:mod:`lshsim.studies.routing`) probes it
+            at initialisation (``lshsim probe`` takes every lookup).
     """
 
     name: str = ""
@@ -47,7 +48,7 @@ class Lookup:
     flags: tuple[str, ...] = ("rank", "buckets")
     cost_example: tuple[str, dict[str, Any]] = ("", {})
     fixed_table: bool = False
-    has_probe: bool = True
+    in_routing_study: bool = True
 
     def __repr__(self) -> str:
         return f"<lookup {self.name}>"

@@ -15,16 +15,15 @@ The ``ngram`` lookup (:mod:`lshsim.t5.lookups.ngram`) stays the earlier Engram-s
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from lshsim.t5.lookups.base import Lookup
 
 __all__ = ["ENGRAM", "EngramLookup", "engram_layer_primes"]
 
-#: The probe's refusal (its theory would be the law on compressed ids of lshsim.laws.engram).
-NO_PROBE = (
-    "lookup: the probe has no theory for the engram lookup yet (its law on compressed ids is "
-    "lshsim.laws.engram; probe --lookup ngram instead)"
-)
 #: Largest table size per order: the offsets of all ``(N - 1) H`` heads stay int32.
 MAX_ROWS = 2**30
 
@@ -54,7 +53,9 @@ class EngramLookup(Lookup):
         "order, H prime heads), compressed ids, signed-sqrt gate, short causal convolution"
     )
     flags = ("buckets", "ngram", "heads", "lookup_seed", "engram_tokenizer")
-    has_probe = False
+    #: ``lshsim probe --lookup engram`` probes it; the routing study's figure (and the time of
+    #: ``lshsim reproduce``) keeps the lookups it had
+    in_routing_study = False
     cost_example = (
         "engram N=3, 2 heads x 1024 rows", {"ngram": 3, "lookup_heads": 2, "buckets": 1024}
     )  # fmt: skip
@@ -109,12 +110,32 @@ class EngramLookup(Lookup):
         return slot_expert(module, x, token_ids, engram_layer)
 
     def probe_family(self, cfg) -> tuple[str | None, dict]:
-        """Refused: no routing-probe theory for this lookup yet (:data:`NO_PROBE`)."""
-        raise ValueError(NO_PROBE)
+        """Predicted by :mod:`~lshsim.t5.lookups.engram_probe` (the law on compressed ids)."""
+        return self.name, {}
 
-    def check_probe(self, cfg, router_draws: int) -> None:
-        """Refused before any work (:data:`NO_PROBE`)."""
-        raise ValueError(NO_PROBE)
+    def probe_record(self, cfg, expert: dict) -> tuple[Any, Any]:
+        """All heads' hashes ``[B, L, (N - 1) H]`` and the layer input."""
+        return expert["slots"][0], expert["layer_input"][0]
+
+    def probe_stats(self, name, overlap, cfg, rec_a, rec_b, tok_a, tok_b, *, router_draws, seed):
+        """Order 2's head 0: collisions, compressed window equality, re-drawn seeds."""
+        from lshsim.t5.lookups.engram_probe import engram_stats
+
+        return engram_stats(
+            name, overlap, cfg, rec_a, rec_b, tok_a, tok_b, router_draws=router_draws, seed=seed
+        )
+
+    def probe_predictions(self, cfg, stats: Sequence[dict]) -> list[np.ndarray]:
+        """``same + (1 - same) rho(p_0)`` per position."""
+        from lshsim.t5.lookups.engram_probe import engram_predictions
+
+        return engram_predictions(cfg, stats)
+
+    def probe_at_overlap(self, cfg, f: float, length: int) -> float:
+        """``q_f + (1 - q_f) rho(p_0)``."""
+        from lshsim.t5.lookups.engram_probe import engram_at_overlap
+
+        return engram_at_overlap(cfg, f, length)
 
 
 ENGRAM = EngramLookup()
