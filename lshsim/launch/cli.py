@@ -7,6 +7,7 @@ option of another launcher is an error, naming the option) and builds the launch
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 
 from lshsim.cli.vocabulary import install_aliases
@@ -125,6 +126,12 @@ def launcher_from_args(args: argparse.Namespace, progress: bool = False) -> Laun
         if args.scheduler_timeout is not None and args.scheduler is None:
             raise ValueError("--timeout: only with --scheduler")
         timeout = TIMEOUT if args.scheduler_timeout is None else args.scheduler_timeout
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        if args.workers is not None and args.workers > 4 * cores:
+            raise ValueError(
+                f"--workers: {args.workers} processes on {cores} usable cores; give at most "
+                f"{4 * cores} (or --scheduler for a larger cluster)"
+            )
         launcher = DaskLauncher(
             workers=1 if args.workers is None else args.workers,
             scheduler=args.scheduler,

@@ -73,13 +73,38 @@ class Collected:
     submitted: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, or None when the file is absent or not one of ours."""
+def _read_json(path: Path, strict: bool = False) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or None when the file is absent (or, lenient, damaged).
+
+    Args:
+        path: a run directory's file.
+        strict: a file that is there but unreadable, truncated, nested too deeply or not one of
+            ours is an error naming it (``--collect``); else it reads as absent (a run whose
+            result is damaged runs again).
+
+    Raises:
+        ValueError: with ``strict``, one line naming ``path`` and what is wrong with it.
+    """
+
+    def bad(why: str):
+        if strict:
+            raise ValueError(f"{path}: {why}")
+
     try:
-        doc = json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return None
-    return doc if isinstance(doc, dict) and doc.get("format") == FORMAT else None
+    except (OSError, UnicodeDecodeError) as exc:  # a file as the run directory, no permission
+        return bad(f"unreadable ({getattr(exc, 'strerror', None) or type(exc).__name__})")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return bad(f"not valid JSON, truncated or damaged ({exc.msg} at line {exc.lineno})")
+    except RecursionError:
+        return bad("nested too deeply to be a run file")
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        return bad(f"not a run file of lshsim's launcher (format {FORMAT!r})")
+    return doc
 
 
 def write_job(job: Job) -> None:
@@ -107,22 +132,47 @@ def read_job(run_dir: str | Path) -> Job:
     return Job(doc["key"], run_dir, doc["runner"], doc["payload"], doc.get("label", ""))
 
 
-def read_result(run_dir: str | Path, key: str) -> dict[str, Any] | None:
-    """The row of the finished run ``key`` in ``run_dir``, or None if it is not finished."""
-    doc = _read_json(Path(run_dir) / RESULT_FILE)
-    return doc["row"] if doc is not None and doc.get("key") == key else None
+def _field(doc: dict | None, path: Path, name: str, strict: bool):
+    """``doc[name]``; a missing field is damage (an error with ``strict``, else None)."""
+    if doc is None:
+        return None
+    if name not in doc:
+        if strict:
+            raise ValueError(f"{path}: has no {name!r} (damaged or written by something else)")
+        return None
+    return doc[name]
 
 
-def read_failure(run_dir: str | Path) -> str | None:
+def read_result(run_dir: str | Path, key: str, strict: bool = False) -> dict[str, Any] | None:
+    """The row of the finished run ``key`` in ``run_dir``, or None if it is not finished.
+
+    Raises:
+        ValueError: with ``strict``, a ``result.json`` that is there but damaged (named).
+    """
+    path = Path(run_dir) / RESULT_FILE
+    doc = _read_json(path, strict)
+    if doc is None or doc.get("key") != key:
+        return None
+    row = _field(doc, path, "row", strict)
+    if row is not None and not isinstance(row, dict):
+        if strict:
+            raise ValueError(f"{path}: its 'row' is not a JSON object")
+        return None
+    return row
+
+
+def read_failure(run_dir: str | Path, strict: bool = False) -> str | None:
     """The one-line error of the run's last failed attempt, or None."""
-    doc = _read_json(Path(run_dir) / FAILED_FILE)
-    return None if doc is None else doc["error"]
+    path = Path(run_dir) / FAILED_FILE
+    error = _field(_read_json(path, strict), path, "error", strict)
+    return None if error is None else str(error)
 
 
-def read_submission(run_dir: str | Path) -> str | None:
+def read_submission(run_dir: str | Path, strict: bool = False) -> str | None:
     """The scheduler job id a launcher recorded for the run, or None."""
-    doc = _read_json(Path(run_dir) / SUBMITTED_FILE)
-    return None if doc is None else str(doc["job_id"])
+    path = Path(run_dir) / SUBMITTED_FILE
+    job_id = _field(_read_json(path, strict), path, "job_id", strict)
+    return None if job_id is None else str(job_id)
 
 
 def one_line(exc: BaseException) -> str:
@@ -190,17 +240,29 @@ def collect(jobs: Sequence[Job]) -> Collected:
         jobs: the runs to look for (their ``run_dir`` and ``key``; nothing else is read).
 
     Returns:
-        A :class:`Collected`, keys in the order of ``jobs``.
+        A :class:`Collected`, keys in the order of ``jobs``. A run whose directory is a file,
+        or whose ``result.json`` (or ``failed.json``, ``submitted.json``) is there but
+        unreadable, truncated, not an object or missing its fields, is ``failed`` with one line
+        naming the file: never "missing" (not submitted), never a traceback.
     """
     out = Collected()
     for job in jobs:
-        row = read_result(job.run_dir, job.key)
-        job_id = read_submission(job.run_dir)
+        run_dir = Path(job.run_dir)
+        if run_dir.exists() and not run_dir.is_dir():
+            out.failed[job.key] = f"{run_dir}: a file, not a run directory"
+            continue
+        try:  # a damaged file is a failed run named by its file, not "not submitted"
+            row = read_result(run_dir, job.key, strict=True)
+            job_id = read_submission(run_dir, strict=True)
+            error = None if row is not None else read_failure(run_dir, strict=True)
+        except ValueError as exc:
+            out.failed[job.key] = str(exc)
+            continue
         if job_id is not None:
             out.submitted[job.key] = job_id
         if row is not None:
             out.rows[job.key] = row
-        elif (error := read_failure(job.run_dir)) is not None:
+        elif error is not None:
             out.failed[job.key] = error
         else:
             out.missing.append(job.key)

@@ -14,6 +14,8 @@ import math
 import pytest
 
 from lshsim.cli.main import main
+from lshsim.launch import Job, collect
+from lshsim.launch.rundir import FORMAT
 from tests.studies.test_compare import _doc, _write
 
 PLAN = ["plan", "--config", "tiny"]
@@ -96,3 +98,53 @@ def test_compare_names_the_file_with_an_oversized_number(tmp_path, capsys):
     assert main(["compare", a, str(b)]) == 2
     err = capsys.readouterr().err
     assert f"B ({b}): an integer of 401 digits" in err and err.count("\n") == 1
+
+
+def test_collect_names_each_damaged_run_file(tmp_path):
+    """``memory_studies.py --collect``: a damaged run is failed, named by its file."""
+    ok = {"format": FORMAT, "key": "k", "row": {"accuracy": 0.5}}
+    cases = {
+        "fine": json.dumps(ok),
+        "truncated": json.dumps(ok)[:20],
+        "list": "[1, 2]",
+        "norow": json.dumps({"format": FORMAT, "key": "norow"}),
+        "nested": "[" * 100_000 + "]" * 100_000,
+    }
+    jobs = []
+    for name, text in cases.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "result.json").write_text(text)
+        jobs.append(Job("k" if name == "fine" else name, tmp_path / name, "m:f", {}))
+    (tmp_path / "afile").write_text("")
+    jobs.append(Job("afile", tmp_path / "afile", "m:f", {}))
+    jobs.append(Job("absent", tmp_path / "absent", "m:f", {}))
+    got = collect(jobs)
+    assert got.rows == {"k": {"accuracy": 0.5}} and got.missing == ["absent"]
+    expected = {
+        "truncated": "not valid JSON, truncated or damaged",
+        "list": "not a run file of lshsim's launcher",
+        "norow": "has no 'row'",
+        "nested": "nested too deeply",
+        "afile": "a file, not a run directory",
+    }
+    assert set(got.failed) == set(expected)
+    for key, message in expected.items():
+        assert str(tmp_path / key) in got.failed[key] and message in got.failed[key]
+
+
+def test_study_launcher_options_are_checked_on_a_dry_run(tmp_path, capsys):
+    from lshsim.studies.memory.cli import console
+
+    base = ["--study", "table5", "--out", str(tmp_path / "r"), "--json", str(tmp_path / "m.json")]
+    cases = [
+        (["--launcher", "dask", "--scheduler", "garbage", "--dry-run"], "--scheduler: expected"),
+        (["--launcher", "dask", "--workers", "100000", "--dry-run"], "--workers: 100000 processes"),
+    ]
+    for argv, message in cases:
+        try:
+            status = console([*base, *argv])
+        except SystemExit as exc:
+            status = exc.code
+        assert status == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

@@ -237,7 +237,7 @@ def test_slurm_dry_run_of_the_real_variant_prints_147_scripts(tmp_path, capsys):
             "--scheduler: cannot reach tcp://127.0.0.1:9 within 0.2 s",
         ),
         (["--train-args", "--lr 2"], "--train-args: --lr changes what is trained"),
-        (["--train-args", "--K 4"], "--train-args: --K is set by the study"),
+        (["--train-args", "--blocks 4"], "--train-args: --blocks is set by the study"),
         (["--train-args=--json"], "--train-args: --json has no effect on a study run"),
         (["--train-args", "--mesh-size 2"], "--train-args: unrecognized arguments: --mesh-size"),
         (["--train-args", "--mesh 2x2"], "--train-args: mesh: expected data=A,model=B"),

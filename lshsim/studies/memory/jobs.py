@@ -49,6 +49,13 @@ FIXED = {
 CHANGES_RESULT = {"lr", "target_length", "dtype", "tokenizer", "accumulate"}
 
 
+def cli_flag(dest: str) -> str:
+    """``lshsim train``'s spelling of an option's ``dest`` (``K`` -> ``--blocks``)."""
+    from lshsim.cli.checks import flag
+
+    return flag(dest)
+
+
 def _train_parser() -> argparse.ArgumentParser:
     """``lshsim train``'s parser, raising ``ValueError`` instead of exiting."""
     from lshsim.cli.train import add_parsers
@@ -97,7 +104,7 @@ def parse_train_args(text: str) -> dict[str, Any]:
     keywords = inspect.signature(train).parameters
     out = {}
     for dest, value in given.items():
-        flag = f"--{dest.replace('_', '-')}"
+        flag = cli_flag(dest)
         if dest in FIXED or dest in MEMORY_FIELDS:
             raise ValueError(f"--train-args: {flag} is set by the study (it is in the run key)")
         if dest in CHANGES_RESULT:
