@@ -22,6 +22,8 @@ crosspolytope_hadamard  dense Gaussian rotation; ``ffht`` per Hadamard round    
 voronoi_reduced         vectorised NumPy sampler of the same statistics,          >= 5x
                         n = 4096
 voronoi_exact           our quadrature at a tight tolerance, n = 2^20             <= 50 ms
+productkey_topk         XLM's ``HashingMemoryProductFast._get_indices`` (torch,   >= 1.5x
+                        2 threads), n = s^2, s in {128, 512, 1024}, k in {8, 32}
 altup                   the baseline T5 step                                      <= 1.10x
 t5                      transformers T5 on torch (CPU), tiny and small            >= 1.5x
 ======================  ========================================================  =========
@@ -56,7 +58,12 @@ from lshsim.bench.machine import loadavg, machine_info
 from lshsim.bench.report import emit, log
 
 #: Case modules, in report order.
-MODULES = ("lshsim.bench.hashing", "lshsim.bench.spherical", "lshsim.bench.t5")
+MODULES = (
+    "lshsim.bench.hashing",
+    "lshsim.bench.spherical",
+    "lshsim.bench.topk_peers",
+    "lshsim.bench.t5",
+)
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
 
 

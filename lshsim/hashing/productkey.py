@@ -169,11 +169,15 @@ class ProductKey(HashFamily):
         self._cast1, self._cast2 = {}, {}
 
     def half_scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The sub-key scores ``x1 @ K1.T`` and ``x2 @ K2.T`` (float64 ``[m, s]`` each)."""
+        """The sub-key scores ``x1 @ K1.T`` and ``x2 @ K2.T`` (``[m, s]`` each, ``x``'s dtype).
+
+        float32 queries are scored (and their top-k sums added) in float32, as PKM's torch
+        code does; float64 ones in float64.
+        """
         h = self.d // 2
         s1 = np.ascontiguousarray(x[:, :h] @ weights_like(self.keys1, self._cast1, x.dtype).T)
         s2 = np.ascontiguousarray(x[:, h:] @ weights_like(self.keys2, self._cast2, x.dtype).T)
-        return s1.astype(np.float64, copy=False), s2.astype(np.float64, copy=False)
+        return s1, s2
 
     def _hash(self, x):
         h = self.d // 2

@@ -15,14 +15,21 @@ References:
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
 from lshsim._validate import as_vectors, check_int
 
-__all__ = ["TOPK_ROWS", "productkey_topk", "scores_topk", "topk_ids", "topk_sets"]
-#: Batch rows per score chunk of :func:`topk_sets`.
+__all__ = ["TOPK_ROWS", "TOPK_SCORES", "productkey_topk", "scores_topk", "topk_ids", "topk_sets"]
+#: Batch rows per score chunk of :func:`topk_sets` (families that score every bucket).
 TOPK_ROWS = 1024
+#: Scores per chunk for product keys, whose rows hold only ``2 sqrt(n)`` (the two halves'):
+#: what 1024 rows of a 16384-bucket Voronoi hold. One chunk is one matrix product and one
+#: parallel kernel call per half: 4096 queries at s = 128 in 1024-row chunks spent 4x the
+#: time of one call in BLAS's and the threads' start-up on this machine.
+TOPK_SCORES = 2**24
 
 
 @numba.njit(cache=True, nogil=True)
@@ -55,36 +62,56 @@ def topk_ids(scores, k, out_val, out_idx):  # pragma: no cover - jit
             _insert(vals, ids, k, scores[r, j], j)
 
 
-@numba.njit(cache=True, nogil=True)
+#: Rows per parallel chunk of :func:`productkey_topk` (its buffers are allocated per chunk).
+_PK_CHUNK = 64
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
 def productkey_topk(s1, s2, k, out):  # pragma: no cover - jit
     """PKM's top-k: top-``k`` of each half, then top-``k`` of the ``k^2`` sums, per row.
 
+    The sums are formed in the scores' dtype (float32 scores: float32 sums, as PKM's torch
+    code adds them), and the ``k^2`` candidates are pruned: with both halves' top-``k``
+    sorted, ``v1_a + v2_b`` falls along ``b`` and its row maximum ``v1_a + v2_0`` along
+    ``a``, so a candidate below the current ``k``-th best ends its row, and a row whose
+    maximum is below it ends the search (a tie is still compared: the lower slot wins). Rows
+    run in parallel chunks (the result does not depend on the thread count).
+
     Args:
         s1: float[m, s], the first half's sub-key scores.
-        s2: float[m, s], the second half's.
+        s2: float[m, s], the second half's (same dtype).
         k: ``1 <= k <= s``.
         out: int64[m, k], the slots ``i * s + j`` by decreasing ``s1_i + s2_j`` (ties: lower
             slot first).
     """
     m, s = s1.shape
-    v1 = np.empty(k)
-    i1 = np.empty(k, dtype=np.int64)
-    v2 = np.empty(k)
-    i2 = np.empty(k, dtype=np.int64)
-    vb = np.empty(k)
-    for r in range(m):
-        v1[:] = -np.inf
-        i1[:] = s
-        v2[:] = -np.inf
-        i2[:] = s
-        for j in range(s):
-            _insert(v1, i1, k, s1[r, j], j)
-            _insert(v2, i2, k, s2[r, j], j)
-        vb[:] = -np.inf
-        out[r, :] = s * s
-        for a in range(k):
-            for b in range(k):
-                _insert(vb, out[r], k, v1[a] + v2[b], i1[a] * s + i2[b])
+    for c in numba.prange((m + _PK_CHUNK - 1) // _PK_CHUNK):
+        v1 = np.empty(k, s1.dtype)
+        i1 = np.empty(k, dtype=np.int64)
+        v2 = np.empty(k, s1.dtype)
+        i2 = np.empty(k, dtype=np.int64)
+        vb = np.empty(k, s1.dtype)
+        for r in range(c * _PK_CHUNK, min(m, (c + 1) * _PK_CHUNK)):
+            v1[:] = -np.inf
+            i1[:] = s
+            v2[:] = -np.inf
+            i2[:] = s
+            for j in range(s):
+                _insert(v1, i1, k, s1[r, j], j)
+                _insert(v2, i2, k, s2[r, j], j)
+            vb[:] = -np.inf
+            best = out[r]
+            best[:] = s * s
+            for a in range(k):
+                va = v1[a]
+                if va + v2[0] < vb[k - 1]:
+                    break
+                ia = i1[a] * s
+                for b in range(k):
+                    v = va + v2[b]
+                    if v < vb[k - 1]:
+                        break
+                    _insert(vb, best, k, v, ia + i2[b])
 
 
 def scores_topk(scores: np.ndarray, k: int, out: np.ndarray) -> None:
@@ -110,7 +137,8 @@ def topk_sets(h, batch, k: int) -> np.ndarray:
     x = as_vectors(batch, h.d)
     k = check_int("topk (k)", k, 1, h.max_topk(h.n))
     out = np.empty((x.shape[0], k), dtype=np.int64)
-    for r0 in range(0, x.shape[0], TOPK_ROWS):
-        xr = x[r0 : r0 + TOPK_ROWS]
+    rows = max(TOPK_ROWS, TOPK_SCORES // (2 * math.isqrt(h.n))) if h.halves else TOPK_ROWS
+    for r0 in range(0, x.shape[0], rows):
+        xr = x[r0 : r0 + rows]
         h.topk_block(xr, k, out[r0 : r0 + xr.shape[0]])
     return out
