@@ -26,7 +26,7 @@ from lshsim.t5.lookups import LOOKUPS as LOOKUP_REGISTRY
 CONFIG_HELP = "model config: " + ", ".join(CONFIGS) + " (tiny trains on 2 CPU cores)"
 
 #: The external-memory flags explained, for the model commands' epilogs.
-MEMORY_HELP = """external memory (paper sections 3 and 6):
+MEMORY_HELP = """how the external-memory options combine (paper sections 3 and 6):
   --memory sum|sameup|altup  a K-block wide token embedding: summed at the bottom (sum), or
                              carried through every layer by Algorithm 2 (Predict-Compute-
                              Correct) computing block 0 (sameup) or block i mod K (altup)
@@ -80,12 +80,12 @@ def add_config_flag(p: argparse.ArgumentParser) -> None:
 
 
 def add_memory_flags(p: argparse.ArgumentParser) -> None:
-    """Add the memory and lookup flags (an "external memory" group), one per :data:`MEMORY_FIELDS`.
+    """Add the memory and lookup flags (an "external-memory options" group), one per :data:`MEMORY_FIELDS`.
 
     Args:
         p: a model command's parser.
     """
-    g = p.add_argument_group("external memory")
+    g = p.add_argument_group("external-memory options (see below)")
     g.add_argument("--memory", choices=MEMORY_METHODS, help="wide-embedding method (none)")
     g.add_argument(
         "--blocks",
@@ -128,6 +128,7 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         "and in plan (--hardware), gather on CPU; the same numbers",
     )
     g.add_argument(
+        "-n",
         "--buckets",
         type=int,
         metavar="N",
