@@ -80,7 +80,9 @@ def add_config_flag(p: argparse.ArgumentParser) -> None:
 
 
 def add_memory_flags(p: argparse.ArgumentParser) -> None:
-    """Add the memory and lookup flags (an "external-memory options" group), one per :data:`MEMORY_FIELDS`.
+    """Add the memory and lookup flags (an "external-memory options" help group).
+
+    One flag per :data:`MEMORY_FIELDS` entry.
 
     Args:
         p: a model command's parser.
