@@ -66,16 +66,16 @@ def topk_ids(scores, k, out_val, out_idx):  # pragma: no cover - jit
 _PK_CHUNK = 64
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def productkey_topk(s1, s2, k, out):  # pragma: no cover - jit
+def productkey_topk(s1, s2, k, out) -> None:
     """PKM's top-k: top-``k`` of each half, then top-``k`` of the ``k^2`` sums, per row.
 
     The sums are formed in the scores' dtype (float32 scores: float32 sums, as PKM's torch
     code adds them), and the ``k^2`` candidates are pruned: with both halves' top-``k``
     sorted, ``v1_a + v2_b`` falls along ``b`` and its row maximum ``v1_a + v2_0`` along
     ``a``, so a candidate below the current ``k``-th best ends its row, and a row whose
-    maximum is below it ends the search (a tie is still compared: the lower slot wins). Rows
-    run in parallel chunks (the result does not depend on the thread count).
+    maximum is below it ends the search (a tie is still compared: the lower slot wins). More
+    rows than one chunk run in parallel chunks (the result does not depend on the thread
+    count); a few rows (one pair's two) run here, without starting the thread pool.
 
     Args:
         s1: float[m, s], the first half's sub-key scores.
@@ -84,34 +84,50 @@ def productkey_topk(s1, s2, k, out):  # pragma: no cover - jit
         out: int64[m, k], the slots ``i * s + j`` by decreasing ``s1_i + s2_j`` (ties: lower
             slot first).
     """
-    m, s = s1.shape
-    for c in numba.prange((m + _PK_CHUNK - 1) // _PK_CHUNK):
-        v1 = np.empty(k, s1.dtype)
-        i1 = np.empty(k, dtype=np.int64)
-        v2 = np.empty(k, s1.dtype)
-        i2 = np.empty(k, dtype=np.int64)
-        vb = np.empty(k, s1.dtype)
-        for r in range(c * _PK_CHUNK, min(m, (c + 1) * _PK_CHUNK)):
-            v1[:] = -np.inf
-            i1[:] = s
-            v2[:] = -np.inf
-            i2[:] = s
-            for j in range(s):
-                _insert(v1, i1, k, s1[r, j], j)
-                _insert(v2, i2, k, s2[r, j], j)
-            vb[:] = -np.inf
-            best = out[r]
-            best[:] = s * s
-            for a in range(k):
-                va = v1[a]
-                if va + v2[0] < vb[k - 1]:
+    if s1.shape[0] <= _PK_CHUNK:
+        _productkey_rows(s1, s2, k, out, 0, s1.shape[0])
+    else:
+        _productkey_chunks(s1, s2, k, out)
+
+
+@numba.njit(cache=True, nogil=True)
+def _productkey_rows(s1, s2, k, out, r0, r1):  # pragma: no cover - jit
+    """:func:`productkey_topk` of rows ``r0 .. r1 - 1``."""
+    s = s1.shape[1]
+    v1 = np.empty(k, s1.dtype)
+    i1 = np.empty(k, dtype=np.int64)
+    v2 = np.empty(k, s1.dtype)
+    i2 = np.empty(k, dtype=np.int64)
+    vb = np.empty(k, s1.dtype)
+    for r in range(r0, r1):
+        v1[:] = -np.inf
+        i1[:] = s
+        v2[:] = -np.inf
+        i2[:] = s
+        for j in range(s):
+            _insert(v1, i1, k, s1[r, j], j)
+            _insert(v2, i2, k, s2[r, j], j)
+        vb[:] = -np.inf
+        best = out[r]
+        best[:] = s * s
+        for a in range(k):
+            va = v1[a]
+            if va + v2[0] < vb[k - 1]:
+                break
+            ia = i1[a] * s
+            for b in range(k):
+                v = va + v2[b]
+                if v < vb[k - 1]:
                     break
-                ia = i1[a] * s
-                for b in range(k):
-                    v = va + v2[b]
-                    if v < vb[k - 1]:
-                        break
-                    _insert(vb, best, k, v, ia + i2[b])
+                _insert(vb, best, k, v, ia + i2[b])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _productkey_chunks(s1, s2, k, out):  # pragma: no cover - jit
+    """:func:`productkey_topk` in parallel chunks of :data:`_PK_CHUNK` rows."""
+    m = s1.shape[0]
+    for c in numba.prange((m + _PK_CHUNK - 1) // _PK_CHUNK):
+        _productkey_rows(s1, s2, k, out, c * _PK_CHUNK, min(m, (c + 1) * _PK_CHUNK))
 
 
 def scores_topk(scores: np.ndarray, k: int, out: np.ndarray) -> None:
