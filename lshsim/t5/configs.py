@@ -92,7 +92,8 @@ class T5Config:
             lookup hashes every order ``2 .. ngram`` (Engram's ``max_ngram_size``).
         engram_tokenizer: a SentencePiece ``.model`` whose vocabulary builds Engram's
             compressing map (``engram`` lookup); ``""``: the ids are hashed uncompressed.
-        See :mod:`lshsim.t5.lookups` for the ``productkey`` and ``ngram`` lookups.
+
+    See :mod:`lshsim.t5.lookups` for the ``productkey``, ``ngram`` and ``engram`` lookups.
     """
 
     name: str
