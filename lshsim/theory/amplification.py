@@ -258,7 +258,8 @@ def best_family_grid(
         max_concat: the largest ``k``.
 
     Returns:
-        A dict ``{"cosines", "budgets", "families", "winner": [[index]], "log_miss": {family:
+        The grid, a dict
+        ``{"cosines", "budgets", "families", "winner": [[index]], "log_miss": {family:
         [[...]]}, "margin": [[...]], "schemes": {family: [[dict | None]]}}``; ``winner[i][j]``
         indexes ``families`` (the lowest ``log_miss``; ties keep the earlier family) and
         ``margin`` is the winner's ``log_miss`` over the runner-up's (>= 1; 1 is a tie; None

@@ -54,7 +54,8 @@ def summarise(rows: Sequence[Mapping[str, Any]], target_loss: float) -> dict[str
         target_loss: The threshold.
 
     Returns:
-        A dict ``{"minimal": {str(d): {arch: {"per_seed", "per_seed_over_d", "median",
+        The minimal widths and the ratios, a dict
+        ``{"minimal": {str(d): {arch: {"per_seed", "per_seed_over_d", "median",
         "median_over_d"}}}, "ratio": {str(d): median A / median B or None}}``.
     """
     minimal: dict[str, Any] = {}
