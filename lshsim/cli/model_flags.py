@@ -79,6 +79,22 @@ def add_config_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", required=True, metavar="C", help=CONFIG_HELP)
 
 
+def add_expert_impl_flag(p) -> None:
+    """Add ``--expert-impl gather|ragged|auto`` (the config field ``expert_impl``).
+
+    Args:
+        p: a parser or argument group (``eval`` takes it alone: a run's memory is fixed, how
+            its experts are computed is not).
+    """
+    p.add_argument(
+        "--expert-impl",
+        choices=EXPERT_IMPLS,
+        help="rank-r experts: ragged (tokens sorted by bucket, jax.lax.ragged_dot, N d memory) "
+        "or gather (each token's weights, N d r; fast on CPU); default auto: ragged on GPU/TPU "
+        "and in plan (--hardware), gather on CPU; the same numbers",
+    )
+
+
 def add_memory_flags(p: argparse.ArgumentParser) -> None:
     """Add the memory and lookup flags (an "external-memory options" help group).
 
@@ -122,13 +138,7 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         + "; ".join(f"{name}: {lookup.help}" for name, lookup in LOOKUP_REGISTRY.items()),
     )
     g.add_argument("--rank", type=int, metavar="R", help="expert rank (0; with --lookup)")
-    g.add_argument(
-        "--expert-impl",
-        choices=EXPERT_IMPLS,
-        help="rank-r experts: ragged (tokens sorted by bucket, jax.lax.ragged_dot, N d memory) "
-        "or gather (each token's weights, N d r; fast on CPU); default auto: ragged on GPU/TPU "
-        "and in plan (--hardware), gather on CPU; the same numbers",
-    )
+    add_expert_impl_flag(g)
     g.add_argument(
         "-n",
         "--buckets",

@@ -23,6 +23,7 @@ from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import (
     MEMORY_HELP,
     add_config_flag,
+    add_expert_impl_flag,
     add_memory_flags,
     add_mesh_flag,
     config_from_args,
@@ -155,6 +156,7 @@ def _add_eval_parser(sub) -> None:
         "run's own 4 eval batches; the first 4 x batch examples are always those)",
     )
     add_mesh_flag(ev)
+    add_expert_impl_flag(ev)
     ev.add_argument(
         "--bands",
         action="store_true",
@@ -250,7 +252,13 @@ def run_eval(args: argparse.Namespace) -> int:
 
     from lshsim.t5.loop import evaluate_run
 
-    res = evaluate_run(args.run, step=args.step, examples=args.examples, mesh=args.mesh)
+    res = evaluate_run(
+        args.run,
+        step=args.step,
+        examples=args.examples,
+        mesh=args.mesh,
+        expert_impl=args.expert_impl,
+    )
     if args.bands:
         from lshsim.t5.bands import evaluate_bands
 

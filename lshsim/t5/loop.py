@@ -554,6 +554,7 @@ def evaluate_run(
     examples: int | None = None,
     batch_size: int | None = None,
     mesh: str | None = None,
+    expert_impl: str | None = None,
 ) -> dict[str, Any]:
     """Held-out loss and span accuracy of a run's checkpoint (default: the latest).
 
@@ -569,6 +570,8 @@ def evaluate_run(
             ``examples``). Only the batching changes, not the examples.
         mesh: ``"data=A,model=B"`` to evaluate on (default: one device); the
             checkpoint is restored straight into its shardings, whatever mesh wrote it.
+        expert_impl: how rank-``r`` experts are computed (``gather``, ``ragged``, ``auto``;
+            default: the run's own): the same numbers, another memory footprint.
 
     Returns:
         ``config``, ``step``; ``loss`` (cross-entropy per target token, no z-loss),
@@ -595,6 +598,8 @@ def evaluate_run(
         batch_size = check_int("batch_size", batch_size, 1)
     out = Path(checkpoint)
     config, recorded = ckpt.read_run(out)
+    if expert_impl is not None:
+        config = config.replace(expert_impl=expert_impl)
     opts = TrainOptions.from_dict(recorded)
     optimizer = make_optimizer(config, opts.learning_rate, opts.warmup_steps)
     the_mesh = sharding.make_mesh(1, 1) if mesh is None else sharding.mesh_from_options(mesh)
