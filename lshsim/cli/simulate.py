@@ -356,22 +356,26 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def _estimate_rows(est) -> list[tuple[str, object]]:
-    """The ``simulate`` table's ``(name, value)`` rows for an estimate."""
+    """The ``simulate`` table's ``(name, value)`` rows for an estimate.
+
+    Each row is named as ``--json`` names the quantity (``n``, ``overlap``, ``cosine``, ...);
+    ``95% CI`` shows ``ci_low`` and ``ci_high``, ``samples`` the successes among them.
+    """
     d = est.to_dict()
     rows = [
         ("family", est.family + "".join(f" {k}={v}" for k, v in est.params.items())),
-        ("buckets", est.n),
+        ("n", est.n),
     ]
     if est.overlap is not None:
-        rows += [("overlap f", est.overlap), ("length l", est.length), ("vocab V", est.vocab)]
+        rows += [("overlap", est.overlap), ("length", est.length), ("vocab", est.vocab)]
     else:
-        rows += [("cosine a", est.cosine)]
+        rows += [("cosine", est.cosine)]
     if est.samples != est.pairs:
         counted = f" ({est.pairs} pairs x {est.samples // est.pairs} positions)"
     else:
         counted = " pairs"
     rows += [
-        ("dim d", est.dim),
+        ("dim", est.dim),
         ("mode", est.mode),
         ("seed", est.seed),
         ("estimate", f"{d['estimate']:.6g}"),

@@ -43,6 +43,8 @@ def library_names() -> dict[str, str]:
             if p.dest != p.name:
                 out[p.dest] = p.name
     return out
+
+
 #: Result columns of a row and their Arrow types.
 RESULT_COLUMNS = {
     "estimate": "float64",

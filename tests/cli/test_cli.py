@@ -49,7 +49,10 @@ def test_simulate_table(capsys):
     )
     out = capsys.readouterr().out
     assert rc == 0
-    assert "estimate   0.25" in out and "95% CI" in out and "50 pairs x 8 positions" in out
+    assert "estimate  0.25" in out and "95% CI" in out and "50 pairs x 8 positions" in out
+    # each row named as --json names the quantity
+    names = [line.split()[0] for line in out.splitlines()]
+    assert names[:5] == ["family", "n", "overlap", "length", "vocab"] and "dim" in names
 
 
 @pytest.mark.parametrize(
