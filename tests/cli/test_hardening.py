@@ -148,3 +148,20 @@ def test_study_launcher_options_are_checked_on_a_dry_run(tmp_path, capsys):
         assert status == 2, argv
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_the_study_launcher_abandons_a_silent_scheduler():
+    """``memory_studies.py --launcher dask --scheduler`` at a server that never answers."""
+    import socket
+    import threading
+
+    from lshsim.launch.launchers import DaskLauncher
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    threading.Thread(target=server.accept, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    with pytest.raises(ValueError, match=r"^--scheduler: cannot reach tcp://.* within 0\.5 s"):
+        DaskLauncher(scheduler=address, timeout=0.5).connect()
+    server.close()

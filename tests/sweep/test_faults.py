@@ -112,6 +112,38 @@ def test_a_silent_scheduler_is_abandoned_at_the_timeout():
     server.close()
 
 
+def test_a_server_that_is_not_a_scheduler_is_named_as_such():
+    """An HTTP server answering 400 was "input too large (Unable to allocate 3.07 EiB)"."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+
+    def answer():
+        conn, _ = server.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+        conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    with pytest.raises(ValueError, match=r"^--scheduler tcp://.*: what answered is not a Dask"):
+        connect(address, 5)
+    server.close()
+
+
+@pytest.mark.parametrize("option", ["tables", "concat", "far"])
+def test_amplification_options_are_not_sweep_axes(option):
+    """``lshsim theory`` takes them, a sweep's theory cell cannot: refused by name, and
+    ``sweep --help`` does not list them as a grid's options."""
+    grid = {**GRID, option: [2]}
+    with pytest.raises(ValueError, match=rf"'{option}' is not a sweep option: rho_lsh"):
+        parse_spec({"grids": [grid]})
+    from lshsim.cli.sweep import _options_text
+
+    theory_line = next(line for line in _options_text().splitlines() if "theory:" in line)
+    assert option not in theory_line.split(": ", 1)[1].split(", ")
+
+
 @pytest.mark.parametrize("address", ["garbage", "tcp://host", "tcp://h:99999", "http://x y:1"])
 def test_a_scheduler_address_is_checked_before_any_connection(address):
     with pytest.raises(ValueError, match=r"^--scheduler: expected an address like tcp://"):
