@@ -267,7 +267,8 @@ def format_plan(row: dict) -> str:
             f" ({row['devices']} devices): batch {row['batch']} in {row['accumulate']} "
             f"micro-batch(es), lengths {row['input_length']}/{row['target_length']}",
             f"parameters {p['total']:.3g} (embedding {p['embedding']:.3g}, non-embedding "
-            f"{p['non_embedding']:.3g}, expert {p['expert']:.3g})",
+            f"{p['non_embedding']:.3g}, expert {p['expert']:.3g}; experts computed "
+            f"{row.get('expert_impl', 'gather')})",
             f"per device: {_gb(row['per_device_bytes'])} = arguments "
             f"{_gb(row['argument_bytes'])} + outputs {_gb(row['output_bytes'])} + temporaries "
             f"{_gb(row['temp_bytes'])} - aliased {_gb(row['alias_bytes'])}",
