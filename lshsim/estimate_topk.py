@@ -73,6 +73,7 @@ def estimate_topk_overlap(
     vocab: int = 32128,
     samples: int = 10_000,
     seed: int = 0,
+    mode: str = "full",
     **params,
 ) -> OverlapEstimate:
     """Estimate the expected top-k overlap fraction of ``family`` on similar pairs.
@@ -88,6 +89,9 @@ def estimate_topk_overlap(
         vocab: vocabulary ``V``.
         samples: pairs, ``>= 2``.
         seed: int ``>= 0``.
+        mode: ``"full"`` (the family's top-k kernel on drawn vectors) or ``"reduced"``
+            (Voronoi, product keys: the pairs' cosines and the exact order-statistics sampler,
+            a cost per pair that grows with ``k``, not ``n``).
         **params: family parameters.
 
     Returns:
@@ -95,7 +99,7 @@ def estimate_topk_overlap(
     """
     inputs = check_inputs(
         family, n, params, overlap=overlap, cosine=cosine, dim=dim, length=length, vocab=vocab,
-        samples=samples, seed=seed, mode="full",
+        samples=samples, seed=seed, mode=mode,
     )  # fmt: skip
     statistic = TopkOverlap.for_inputs(inputs, k)
     check_int("samples", inputs.samples, 2)

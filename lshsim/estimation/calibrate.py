@@ -136,7 +136,8 @@ class RowResult:
         row: the row's fields (:class:`Row` as a dict) and ``label``.
         truth: the value the intervals should cover.
         truth_kind: ``"exact"`` (the family's law), ``"law over cosines"`` (the exact law
-            averaged over sampled sentence cosines; ``truth_error`` its standard error) or
+            averaged over sampled sentence cosines; ``truth_error`` its standard error),
+            ``"numerical law"`` (product keys' top-k; ``truth_error`` its bound / 3.29) or
             ``"pooled"`` (the mean of all the row's estimates).
         truth_error: the truth's own standard error (0 for an exact law).
         seeds: runs.
@@ -193,8 +194,11 @@ ROWS: tuple[Row, ...] = (
     _row("ngram", 2**20, "overlap", 0.5, "full", 50, params={"ngram": 4}),
     _row("engram", 1000, "overlap", 0.5, "full", 100),
     _row("voronoi", 64, "cosine", 0.8, "full", 100, topk=4),
+    _row("voronoi", 2**20, "cosine", 0.9, "reduced", 100, topk=4),
     _row("voronoi", 64, "overlap", 0.5, "full", 100, topk=8),
+    _row("voronoi", 1024, "overlap", 0.5, "reduced", 100, topk=8),
     _row("productkey", 64, "halves", 0.8, "full", 100, topk=4),
+    _row("productkey", 2**20, "halves", 0.8, "reduced", 100, topk=4),
     _row("crosspolytope", 16, "cosine", 0.6, "full", 100, topk=2),
 )
 
@@ -232,18 +236,20 @@ def _old_rule(row: Row) -> str:
 def truth_of(row: Row) -> tuple[float, str, float] | None:
     """The row's exact value ``(value, kind, its standard error)``, or None (then pooled)."""
     from lshsim import theory
-    from lshsim.hashing import NoLaw
+    from lshsim.hashing import NoLaw, get_family
+    from lshsim.laws.topk_reduced import PK_TOPK_Z
 
     params = dict(row.params)
     try:
         if row.topk is not None:
-            if row.kind != "cosine":
+            if row.kind == "overlap":
                 return None
-            return (
-                theory.topk_overlap(row.family, row.n, row.topk, row.value, **params),
-                "exact",
-                0.0,
-            )
+            law = getattr(get_family(row.family), "topk_law", None)
+            if law is not None:  # a numerical law: its 99.9% bound, as a standard error
+                p, bound = law(row.n, row.topk, row.value, row.value, **params)
+                return p, "numerical law", bound / PK_TOPK_Z
+            p = theory.topk_overlap(row.family, row.n, row.topk, row.value, **params)
+            return p, "exact", 0.0
         if row.kind == "cosine":
             return theory.probability(row.family, row.n, row.value, **params), "exact", 0.0
         if row.kind == "halves":

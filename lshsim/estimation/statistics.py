@@ -95,7 +95,10 @@ COLLISION = Collision()
 class TopkOverlap(Statistic):
     """Top-k overlap ``|T_k(x) ∩ T_k(y)| / k`` of each pair (values ``0, 1/k, ..., 1``).
 
-    A block's pairs are drawn at once (not ``chunked``: the numbers predate chunking).
+    A block's pairs are drawn at once (not ``chunked``: the numbers predate chunking). Reduced
+    mode (Voronoi, product keys): only the pairs' cosines, then the family's
+    ``sample_topk_reduced`` (the order statistics the top-k needs: a cost that grows with
+    ``k``, not ``n``).
     """
 
     k: int
@@ -119,7 +122,12 @@ class TopkOverlap(Statistic):
         """
         if inputs.family not in TOPK_FAMILIES:
             raise ValueError(f"topk applies to {', '.join(TOPK_FAMILIES)}, not '{inputs.family}'")
-        inputs.cls.check_topk_params(inputs.params)
+        if inputs.mode == "reduced" and not hasattr(inputs.cls, "sample_topk_reduced"):
+            raise ValueError(
+                f"topk in mode='reduced' is not available for family '{inputs.family}'"
+            )
+        if inputs.mode == "full":
+            inputs.cls.check_topk_params(inputs.params)
         return cls(check_int("topk (k)", k, 1, inputs.cls.max_topk(inputs.n)))
 
     def desc(self, inputs: Inputs) -> str:
@@ -127,7 +135,12 @@ class TopkOverlap(Statistic):
         return f"{inputs.family} n={inputs.n} top-{self.k}"
 
     def score(self, inputs: Inputs, pairs: Pairs, rng: np.random.Generator) -> np.ndarray:
-        """Each pair's overlap fraction (float64)."""
+        """Each pair's overlap fraction (float64); reduced mode: the family's exact sampler."""
+        if inputs.mode == "reduced":
+            counts = inputs.cls.sample_topk_reduced(
+                inputs.n, self.k, pairs.cosines, rng, **inputs.params
+            )
+            return np.asarray(counts, dtype=np.float64) / self.k
         x, y, k = pairs.first, pairs.second, self.k
         out = np.empty(pairs.count)
         for t in range(pairs.count):

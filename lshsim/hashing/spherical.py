@@ -80,6 +80,7 @@ from lshsim.hashing.reduced import (  # re-exported: tests and experiments impor
 from lshsim.hashing.topk import scores_topk
 from lshsim.laws import spherical as spherical_laws
 from lshsim.laws.topk import voronoi_topk_overlap
+from lshsim.laws.topk_reduced import voronoi_topk_reduced
 
 #: Largest table (rows x d) a family instance may draw: 2^29 float64 = 4 GiB.
 MAX_TABLE = 2**29
@@ -142,6 +143,24 @@ class Voronoi(HashFamily):
         """Exact top-k overlap by quadrature over the multinomial cell counts (``k <= 16``)."""
         n = cls.check_params(n, **params)["n"]
         return voronoi_topk_overlap(n, k, cosine)
+
+    @classmethod
+    def sample_topk_reduced(cls, n, k, cosines, rng, **params):
+        """Exact draws of the top-k overlap ``|T_k(x) ∩ T_k(y)|`` (int64[B]), ``O(k)`` each.
+
+        Only x's top-``k`` order statistics and ``k`` nested binomial counts of the others
+        (:func:`lshsim.laws.topk_reduced.voronoi_topk_reduced`): the cost does not grow with
+        ``n``.
+
+        Args:
+            n: centres.
+            k: ``1 <= k <= n``.
+            cosines: float64[B], the pairs' cosines.
+            rng: the block's generator.
+            **params: none.
+        """
+        n = cls.check_params(n, **params)["n"]
+        return voronoi_topk_reduced(n, check_int("topk (k)", k, 1, n), cosines, rng)
 
     def topk_block(self, x, k, out):
         """Top-``k`` centres of each row of ``x`` by score ``g_i . x`` into ``out``."""
