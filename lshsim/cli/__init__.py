@@ -19,7 +19,10 @@ Where each command lives:
 - ``probe``: ``probe`` (a model's routing collisions against the theory);
 - ``sweep``: ``sweep`` (grids of simulate/theory cells on Dask into Parquet; ``--plot``);
 - ``model_flags``: ``--config`` and the external-memory flags shared by the model commands;
-- ``output``: the aligned table and the progress bar shared by the commands.
+- ``output``: the aligned table and the progress bar shared by the commands;
+- ``vocabulary``: the options' one table (name, meaning, kind, default), the ``--json`` help,
+  and the retired spellings kept as aliases that warn once; ``vocabulary_doc`` renders it to
+  ``docs/cli/vocabulary.md`` (``tests/cli/test_vocabulary.py`` walks every parser against it).
 
 This ``__init__`` imports nothing: a library module that reads one command's parser (the
 sweep spec reads ``simulate``'s) does not load the whole command tree.

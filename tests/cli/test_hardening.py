@@ -98,6 +98,10 @@ def test_compare_names_the_file_with_an_oversized_number(tmp_path, capsys):
     assert main(["compare", a, str(b)]) == 2
     err = capsys.readouterr().err
     assert f"B ({b}): an integer of 401 digits" in err and err.count("\n") == 1
+    b.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["compare", a, str(b)]) == 2
+    err = capsys.readouterr().err
+    assert f"B ({b}): nested too deeply" in err and err.count("\n") == 1
 
 
 def test_collect_names_each_damaged_run_file(tmp_path):
