@@ -95,6 +95,37 @@ def _drop_empty_globs(app, docname: str, source: list[str]) -> None:
             source[0] = re.sub(rf"(?m)^{re.escape(pattern)}\n", "", source[0])
 
 
+# The order of the proofs' toctree: these first, any other proof after them by name.
+_PROOF_ORDER = ["theorem1", "lsh_exponent", "ngram", "lookups_beyond", "theorem2"]
+
+
+def proof_names() -> list[str]:
+    """The proofs of ``proofs/`` (file stems) in the order the Proofs page lists them.
+
+    Returns:
+        :data:`_PROOF_ORDER`'s names that exist, then the other proofs sorted.
+    """
+    names = sorted(p.stem for p in (ROOT / "proofs").glob("*.md"))
+    return [n for n in _PROOF_ORDER if n in names] + [n for n in names if n not in _PROOF_ORDER]
+
+
+def _write_proof_stubs(app) -> None:
+    """Write a stub docs/proofs/NAME.md per proof (``builder-inited`` hook; git ignores them).
+
+    Args:
+        app: the Sphinx application.
+    """
+    names = proof_names()
+    for old in (DOCS / "proofs").glob("*.md"):
+        if old.stem != "index" and old.stem not in names:
+            old.unlink()
+    for name in names:
+        stub = DOCS / "proofs" / f"{name}.md"
+        text = f"% rendered from proofs/{name}.md as Sphinx reads it (docs/conf.py)\n# {name}\n"
+        if not stub.exists() or stub.read_text(encoding="utf-8") != text:
+            stub.write_text(text, encoding="utf-8")
+
+
 def _render_proof(app, docname: str, source: list[str]) -> None:
     """Replace a proof stub's text by the proof it names (``source-read`` hook).
 
@@ -103,7 +134,10 @@ def _render_proof(app, docname: str, source: list[str]) -> None:
         docname: the document being read.
         source: a one-element list holding the document's text, replaced in place.
     """
-    if not docname.startswith("proofs/") or docname == "proofs/index":
+    if docname == "proofs/index":
+        source[0] = source[0].replace("PROOF-PAGES", "\n".join(proof_names()))
+        return
+    if not docname.startswith("proofs/"):
         return
     proof = ROOT / "proofs" / (docname.split("/", 1)[1] + ".md")
     source[0] = _PROOF_LINK.sub(_proof_link, proof.read_text(encoding="utf-8"))
@@ -231,6 +265,7 @@ def setup(app) -> dict[str, bool]:
         Sphinx's extension metadata.
     """
     app.connect("builder-inited", _write_api)
+    app.connect("builder-inited", _write_proof_stubs)
     app.connect("source-read", _render_proof)
     app.connect("source-read", _drop_empty_globs)
     return {"parallel_read_safe": True}
