@@ -3,7 +3,9 @@
 Nothing is allocated: the functions are lowered on abstract parameters and batches
 (``jax.ShapeDtypeStruct``) and compiled for the local backend, and the compiled executable's
 ``cost_analysis()["flops"]`` is divided by the tokens of the batch (encoder plus decoder
-tokens). The forward pass is the teacher-forced model on one span-corruption batch at the
+tokens; ``ragged`` experts are priced as their grouped matmul,
+:func:`lshsim.t5.experts.priced_on_host`, not as the CPU's dense fallback). The forward pass
+is the teacher-forced model on one span-corruption batch at the
 config's ``input_length`` (and the targets length span corruption gives it); the training pass
 is the gradient of the loss (cross-entropy plus z-loss, router losses when configured), without
 the optimiser update.
@@ -25,6 +27,7 @@ from lshsim._validate import check_int
 from lshsim.t5.budget import check_lengths
 from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.data.spans import compute_input_and_target_lengths
+from lshsim.t5.experts import priced_on_host
 from lshsim.t5.lookups import LOOKUPS
 
 __all__ = ["check_lengths", "comparison", "comparison_configs", "flops_per_token"]
@@ -93,8 +96,9 @@ def flops_per_token(
         return objective(p, b, key)[0]
 
     key = jax.eval_shape(lambda: jax.random.key(0))
-    fwd = _flops(jax.jit(forward).lower(params, batch).compile())
-    train = _flops(jax.jit(jax.grad(loss)).lower(params, batch, key).compile())
+    with priced_on_host():  # ragged experts: the grouped matmul's FLOPs, not CPU's fallback
+        fwd = _flops(jax.jit(forward).lower(params, batch).compile())
+        train = _flops(jax.jit(jax.grad(loss)).lower(params, batch, key).compile())
     return {
         "flops_per_token": fwd / tokens,
         "train_flops_per_token": train / tokens,
