@@ -83,41 +83,44 @@ def add_parser(sub) -> None:
     )
     add_config_flag(p)
     add_memory_flags(p)
-    p.add_argument(
+    dev = p.add_argument_group("devices")
+    dev.add_argument(
         "--mesh",
         metavar="data=A,model=B",
         help="the mesh (default, as train: data = every device of this machine's default "
         f"backend, model = 1; at most {MAX_HOST_DEVICES} devices; not with --minimal)",
     )
-    p.add_argument("--batch", type=int, metavar="B", help="examples per step (config default)")
-    p.add_argument(
+    step = p.add_argument_group("the training step")
+    step.add_argument("--batch", type=int, metavar="B", help="examples per step (config default)")
+    step.add_argument(
         "--accumulate", type=int, default=1, metavar="k", help="micro-batches per step (1)"
     )
-    p.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (config)")
-    p.add_argument("--target-length", type=int, metavar="T", help="decoder tokens (spans)")
-    p.add_argument(
+    step.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (config)")
+    step.add_argument("--target-length", type=int, metavar="T", help="decoder tokens (spans)")
+    step.add_argument(
         "--dtype",
         choices=["float32", "bfloat16"],
         help="compute dtype (default by backend, as train: bfloat16 on the --hardware "
         "accelerator); parameters stay float32",
     )
-    p.add_argument("--hardware", choices=list(HARDWARE), default="h100", help="device (h100)")
-    p.add_argument(
+    dev.add_argument("--hardware", choices=list(HARDWARE), default="h100", help="device (h100)")
+    dev.add_argument(
         "--minimal", action="store_true", help="search the smallest mesh that fits (not --mesh)"
     )
-    p.add_argument(
+    dev.add_argument(
         "--max-devices",
         type=int,
         metavar="N",
         help=f"with --minimal: the most devices tried ({MAX_DEVICES}; at most {MAX_HOST_DEVICES})",
     )
-    p.add_argument(
+    step.add_argument(
         "--finetune",
         choices=["glue", "super_glue", "squad"],
         help="plan the fine-tuning step: dropout 0.1, batch 256 and T5's lengths for the "
         "benchmark (512/84, 512/62, 512/97) unless given",
     )
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    out = p.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_plan)
     _PARSER = p
 

@@ -76,42 +76,47 @@ def add_parser(sub) -> None:
         epilog=_EPILOG,
         formatter_class=Formatter,
     )
-    src = p.add_mutually_exclusive_group(required=True)
+    model = p.add_argument_group("the model")
+    src = model.add_mutually_exclusive_group(required=True)
     src.add_argument(
         "--run", metavar="DIR", help="a `lshsim train` run folder (formerly --checkpoint)"
     )
     src.add_argument("--config", metavar="C", help=CONFIG_HELP + "; probed at initialisation")
-    p.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
+    model.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
     add_memory_flags(p)
-    add_mesh_flag(p)
-    p.add_argument(
+    add_mesh_flag(model)
+    pairs = p.add_argument_group("the sentence pairs")
+    pairs.add_argument(
         "--samples", type=int, default=128, metavar="S", help="sentence pairs per overlap (128)"
     )
-    p.add_argument(
+    pairs.add_argument(
         "--overlap",
         default="0.1,0.3,0.5,0.7,0.9",
         metavar="f,f,...",
         help="overlaps f to probe, a comma list (0.1,0.3,0.5,0.7,0.9; formerly --overlaps)",
     )
-    p.add_argument("--length", type=int, default=64, metavar="L", help="tokens per sentence (64)")
-    p.add_argument(
+    pairs.add_argument(
+        "--length", type=int, default=64, metavar="L", help="tokens per sentence (64)"
+    )
+    pairs.add_argument(
         "--router-draws",
         type=int,
         default=32,
         metavar="R",
         help="fresh random lookups per row for the interval (32; 0: pairs only)",
     )
-    p.add_argument(
+    pairs.add_argument(
         "--seed",
         type=int,
         default=0,
         metavar="s",
         help="seeds the pairs, the re-drawn lookups and (with --config) the parameters (0)",
     )
-    p.add_argument(
+    pairs.add_argument(
         "--corpus", nargs="+", metavar="PATH", help="text for --config (default: embedded)"
     )
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    out = p.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_probe)
     install_aliases(p, "probe")
 

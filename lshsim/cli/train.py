@@ -76,54 +76,61 @@ def _add_train_parser(sub) -> None:
     )
     add_config_flag(tr)
     add_memory_flags(tr)
-    tr.add_argument("--steps", required=True, type=int, metavar="N", help="total training steps")
-    tr.add_argument("-o", "--out", required=True, metavar="DIR", help="run directory")
-    tr.add_argument(
+    run = tr.add_argument_group("the run")
+    run.add_argument("--steps", required=True, type=int, metavar="N", help="total training steps")
+    run.add_argument("-o", "--out", required=True, metavar="DIR", help="run directory")
+    run.add_argument("--resume", action="store_true", help="continue the run in --out")
+    run.add_argument(
         "--corpus",
         nargs="+",
         metavar="PATH",
         help="text files, C4-style JSON lines ({'text': ...}, .gz ok) or directories "
         "(default: the embedded corpus)",
     )
-    tr.add_argument("--batch", type=int, metavar="B", help="examples per step (config default)")
-    tr.add_argument(
+    run.add_argument("--tokenizer", metavar="FILE", help="use this SentencePiece .model")
+    opt = tr.add_argument_group("optimisation")
+    opt.add_argument("--batch", type=int, metavar="B", help="examples per step (config default)")
+    opt.add_argument(
         "--accumulate",
         type=int,
         metavar="k",
         help="split each batch into k micro-batches, one optimiser update (k divides --batch; "
         "same update, k times less activation memory; default 1)",
     )
-    tr.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (config default)")
-    tr.add_argument(
+    opt.add_argument(
+        "--input-length", type=int, metavar="L", help="encoder tokens (config default)"
+    )
+    opt.add_argument(
         "--target-length", type=int, metavar="T", help="decoder tokens (default: as needed)"
     )
-    tr.add_argument("--seed", type=int, metavar="s", help="seed (default 0)")
-    tr.add_argument("--lr", type=float, metavar="X", help="base learning rate (default 1.0)")
-    tr.add_argument(
+    opt.add_argument("--seed", type=int, metavar="s", help="seed (default 0)")
+    opt.add_argument("--lr", type=float, metavar="X", help="base learning rate (default 1.0)")
+    opt.add_argument(
         "--warmup", type=int, metavar="W", help="rsqrt schedule warmup steps (config default)"
     )
-    tr.add_argument(
+    opt.add_argument(
         "--dtype",
         choices=["float32", "bfloat16"],
         help="compute dtype (default by backend: float32 on CPU, bfloat16 on GPU/TPU; a resumed "
         "run keeps its own); parameters stay float32",
     )
-    tr.add_argument("--tokenizer", metavar="FILE", help="use this SentencePiece .model")
-    tr.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
-    tr.add_argument("--checkpoint-every", type=int, metavar="K", help="checkpoint every K steps")
-    tr.add_argument(
+    keep = tr.add_argument_group("evaluation and checkpoints")
+    keep.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
+    keep.add_argument("--checkpoint-every", type=int, metavar="K", help="checkpoint every K steps")
+    keep.add_argument(
         "--keep-checkpoints",
         type=int,
         metavar="N",
         help="keep the newest N checkpoints (default 3, at least 2: a damaged or diverged "
         "latest one falls back to the one before)",
     )
-    tr.add_argument(
+    dev = tr.add_argument_group("devices")
+    dev.add_argument(
         "--devices", type=int, metavar="D", help="data-parallel devices: --mesh data=D,model=1"
     )
-    add_mesh_flag(tr)
-    tr.add_argument("--resume", action="store_true", help="continue the run in --out")
-    tr.add_argument("--json", action="store_true", help=JSON_HELP)
+    add_mesh_flag(dev)
+    out = tr.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help=JSON_HELP)
     add_distributed_flags(tr)
     tr.set_defaults(func=run_train)
 
