@@ -70,6 +70,24 @@ def default_dtype(backend: str) -> str:
     return "float32" if backend == "cpu" else "bfloat16"
 
 
+def check_micro_batch(batch: int, accumulate: int, data: int) -> None:
+    """Refuse a micro-batch that the ``data`` axis cannot split (``train`` and ``plan`` alike).
+
+    Args:
+        batch: examples per step.
+        accumulate: micro-batches per step (divides ``batch``).
+        data: devices along the mesh's ``data`` axis.
+
+    Raises:
+        ValueError: ``mesh: data=2 must divide the micro-batch (batch / accumulate = 1)``.
+    """
+    if (batch // accumulate) % data:
+        raise ValueError(
+            f"mesh: data={data} must divide the micro-batch (batch / accumulate = "
+            f"{batch // accumulate})"
+        )
+
+
 def check_ranges(args: argparse.Namespace, ranges: dict[str, tuple[int, int | None]]) -> None:
     """Check the given integer options of ``ranges`` (argparse dest -> ``(lo, hi)``).
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 from lshsim._validate import check_int
-from lshsim.cli.checks import TRACE_RANGES, check_ranges, default_dtype
+from lshsim.cli.checks import TRACE_RANGES, check_micro_batch, check_ranges, default_dtype
 from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import MEMORY_HELP, add_config_flag, add_memory_flags, config_from_args
 from lshsim.cli.vocabulary import JSON_HELP
@@ -162,11 +162,8 @@ def _check(args: argparse.Namespace, batch: int) -> tuple[int, int]:
             f"--mesh: data x model = {data * model} devices; plan compiles for host devices and "
             f"takes at most {MAX_HOST_DEVICES}"
         )
-    if not args.minimal and (batch // args.accumulate) % data:
-        raise ValueError(
-            f"mesh: data={data} must divide the micro-batch (batch / accumulate = "
-            f"{batch // args.accumulate})"
-        )
+    if not args.minimal:
+        check_micro_batch(batch, args.accumulate, data)
     return data, model
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from lshsim.cli.checks import (
     STEP_RANGES,
     TRAIN_RANGES,
+    check_micro_batch,
     check_ranges,
     check_run_dir,
     check_train_out,
@@ -187,6 +188,7 @@ def run_train(args: argparse.Namespace) -> int:
     check_ranges(args, TRAIN_RANGES)
     check_train_out(args)
     config = config_from_args(args)
+    _check_mesh(args, config)
     primary = start_processes(args)  # before anything touches JAX's backend
     if args.dtype is None:  # by backend (float32 on CPU, else bfloat16); a resumed run's own
         import jax
@@ -243,6 +245,19 @@ def run_train(args: argparse.Namespace) -> int:
     speed = "" if rate is None else f", {rate:.1f} examples/s"
     print(f"{summary['step']} steps{speed}; run in {summary['out']}")
     return 0
+
+
+def _check_mesh(args: argparse.Namespace, config) -> None:
+    """The micro-batch check ``plan`` makes, where the data axis is given (before JAX starts)."""
+    from lshsim.cli.plan import parse_mesh
+
+    if (args.mesh is None) == (args.devices is None):  # unknown yet, or both (refused later)
+        return
+    data = parse_mesh(args.mesh)[0] if args.mesh is not None else args.devices
+    batch = config.batch_size if args.batch is None else args.batch
+    accumulate = 1 if args.accumulate is None else args.accumulate
+    if data >= 1 and batch >= 1 and accumulate >= 1 and batch % accumulate == 0:
+        check_micro_batch(batch, accumulate, data)
 
 
 def run_eval(args: argparse.Namespace) -> int:

@@ -65,6 +65,25 @@ PLAN = ["plan", "--config", "tiny"]
             "--dim has no effect with --mode reduced",
         ),
         (["sweep", "{tmp}/s.json", "-o", "/proc/lshsim-sweep"], "--out: "),
+        (
+            [
+                "train",
+                "--config",
+                "tiny",
+                "--steps",
+                "1",
+                "-o",
+                "{tmp}/r",
+                "--accumulate",
+                "4",
+                "--batch",
+                "4",
+                "--mesh",
+                "data=2",
+            ],
+            "mesh: data=2 must divide the micro-batch (batch / accumulate = 1)",
+        ),
+        ([*PLAN, "--accumulate", "4", "--batch", "4", "--mesh", "data=2"], "data=2 must divide"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(argv, message, tmp_path, capsys):
