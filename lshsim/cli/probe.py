@@ -139,7 +139,8 @@ def _source(args):
 
     seed = check_int("seed", args.seed, 0, 2**32 - 1)
     if args.run is not None:
-        given = [f for f in MEMORY_FIELDS if f != "lookup" and getattr(args, f) is not None]
+        free = ("lookup", "expert_impl")  # checked below; how experts are computed, not what
+        given = [f for f in MEMORY_FIELDS if f not in free and getattr(args, f) is not None]
         if given:
             flag = "--" + given[0].replace("_", "-")
             raise ValueError(f"{flag[2:]}: a checkpoint's memory is fixed; {flag} needs --config")
@@ -148,6 +149,8 @@ def _source(args):
         run = check_run_dir(args.run, "--run")
         probe.theory_family(read_run(run)[0])  # refused before the restore
         config, params, step = probe.checkpoint_params(run, args.step)
+        if args.expert_impl is not None:
+            config = config.replace(expert_impl=args.expert_impl)
         if args.lookup is not None and args.lookup != config.lookup:
             raise ValueError(
                 f"lookup: the checkpoint's lookup is {config.lookup!r}, not {args.lookup!r}"
