@@ -24,7 +24,7 @@ def test_upper_orthant_is_the_bivariate_normal_tail(h, k, rho):
     assert tr.upper_orthant(h, k, rho) == pytest.approx(ref, rel=1e-8, abs=1e-15)
 
 
-@pytest.mark.parametrize(("n", "k", "a"), [(64, 3, 0.6), (2**20, 4, 0.9), (4, 2, -0.3)])
+@pytest.mark.parametrize(("n", "k", "a"), [(64, 3, 0.6), (4, 2, -0.3)])  # 2^20: claim B.tk3
 def test_voronoi_reduced_topk_is_the_exact_law(n, k, a):
     """Mean overlap of 20,000 reduced draws within 3.29 standard errors of the quadrature."""
     c = get_family("voronoi").sample_topk_reduced(

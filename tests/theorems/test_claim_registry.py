@@ -37,7 +37,7 @@ LSH_IDS = ("T1.h1", "T1.h2")
 #: the hashed n-gram claims of lshsim.theorems.ngram (issue 19)
 NGRAM_IDS = ("B.ng1", "B.ng2", "B.ng3", "B.ng4")
 #: the claims on the lookups beyond the paper (lshsim.theorems.productkey, lshsim.theorems.topk)
-BEYOND_IDS = ("B.pk1", "B.pk2", "B.tk1", "B.tk2")
+BEYOND_IDS = ("B.pk1", "B.pk2", "B.tk1", "B.tk2", "B.tk3", "B.tk4")
 CHECK_MODULES = ("routing", "rates", "ordering", "sentence")
 
 

@@ -1,4 +1,4 @@
-"""Property tests of the claims B.pk1, B.pk2, B.tk1, B.tk2 (lshsim/theorems/productkey.py, topk.py).
+"""Property tests of the claims B.pk1, B.pk2, B.tk1-B.tk4 (lshsim/theorems/productkey.py, topk.py).
 
 The checks themselves, with and without their mutations, run in
 ``tests/theorems/test_claim_registry.py`` (every claim, quick); here each statement is
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lshsim import theory
-from lshsim.hashing import ProductKey
+from lshsim.hashing import ProductKey, get_family
 from lshsim.laws.topk import topk_quadrature
 from lshsim.theorems import strategies as lst
 from lshsim.theorems.productkey import CLAIMS_PRODUCTKEY, PK2_RANGE
@@ -27,7 +27,7 @@ CLAIMS = {c.id: c for c in CLAIMS_BEYOND}
 
 def test_claims_are_well_formed():
     """Stable ids, one-line statements, a test here and a named mutation each."""
-    assert list(CLAIMS) == ["B.pk1", "B.pk2", "B.tk1", "B.tk2"]
+    assert list(CLAIMS) == ["B.pk1", "B.pk2", "B.tk1", "B.tk2", "B.tk3", "B.tk4"]
     for claim in CLAIMS_BEYOND:
         assert "\n" not in claim.statement and claim.mutation is not None
         assert claim.test == f"tests/theorems/test_claims_beyond.py::test_{claim.id[2:]}"
@@ -85,3 +85,47 @@ def test_tk2(n, k, a):
     assert k / n < here < 1.0
     assert topk_quadrature(n, k, min(0.99, a + 0.05)) > here
     assert topk_quadrature(n, k - 1, a) < here
+
+
+def _brute_scores(rng, count, n, a):
+    """``count`` draws of ``n`` score pairs with correlation ``a``: (U, V) float[count, n]."""
+    u = rng.standard_normal((count, n))
+    return u, a * u + math.sqrt(1 - a * a) * rng.standard_normal((count, n))
+
+
+def _top(scores, k):
+    return np.argsort(-scores, axis=1)[:, :k]
+
+
+@settings(max_examples=3, deadline=None)
+@given(n=st.integers(2, 200), k=st.integers(1, 3), a=st.floats(-0.8, 0.95), seed=st.integers(0, 99))
+def test_tk3(n, k, a, seed):
+    """B.tk3: the O(k) Voronoi sampler's mean overlap is the brute-force one (all n pairs)."""
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    fast = get_family("voronoi").sample_topk_reduced(n, k, np.full(2000, a), rng)
+    u, v = _brute_scores(rng, 2000, n, a)
+    tu, tv = _top(u, k), _top(v, k)
+    slow = np.array([np.intersect1d(x, y).size for x, y in zip(tu, tv, strict=True)])
+    se = math.hypot(fast.std(), slow.std()) / math.sqrt(2000) + 1e-12
+    assert abs(fast.mean() - slow.mean()) <= 4.5 * se
+
+
+@settings(max_examples=3, deadline=None)
+@given(s=st.integers(2, 10), k=st.integers(1, 4), a=st.floats(-0.5, 0.95), seed=st.integers(0, 99))
+def test_tk4(s, k, a, seed):
+    """B.tk4: PKM's reduced overlap is the brute-force PKM rule's on explicit half scores."""
+    k = min(k, s)
+    rng = np.random.default_rng(seed)
+    fast = ProductKey.sample_topk_reduced(s * s, k, np.full(3000, a), rng)
+    u1, v1 = _brute_scores(rng, 3000, s, a)
+    u2, v2 = _brute_scores(rng, 3000, s, a)
+
+    def pkm(h1, h2):
+        sums = h1[:, :, None] + h2[:, None, :]
+        return _top(sums.reshape(3000, -1), k)
+
+    tx, ty = pkm(u1, u2), pkm(v1, v2)
+    slow = np.array([np.intersect1d(x, y).size for x, y in zip(tx, ty, strict=True)])
+    se = math.hypot(fast.std(), slow.std()) / math.sqrt(3000) + 1e-12
+    assert abs(fast.mean() - slow.mean()) <= 4.5 * se
