@@ -1,7 +1,8 @@
 """The ``simulate``/``theory`` options of top-k routing and product keys (``--topk``, halves).
 
-``lshsim theory --topk k`` prints the exact Voronoi top-k overlap (and, at ``k = 1``, every
-top-k family's collision probability); ``--half-cosines a1,a2`` the product-key law at two
+``lshsim theory --topk k`` prints the exact Voronoi top-k overlap, product keys' PKM top-k
+overlap as a numerical law with its ``error_bound`` (``k <= 32``), and at ``k = 1`` every
+top-k family's collision probability; ``--half-cosines a1,a2`` the product-key law at two
 half-cosines; ``--family productkey --cosine a`` both halves at ``a``. ``lshsim simulate
 --topk k`` estimates the overlap (:func:`lshsim.estimate_topk.estimate_topk_overlap`). The JSON
 key ``overlap`` is the top-k overlap fraction and ``probability`` the same number.
@@ -67,7 +68,11 @@ def _topk(args, params: dict) -> dict:
     k = check_topk(k, cls.max_topk(n))
     if args.cosine is None:
         raise ValueError("--topk needs --cosine in theory (use `lshsim simulate --topk`)")
-    if cls.has_law("topk_overlap"):
+    bound = None
+    if hasattr(cls, "topk_law"):  # a numerical law (product keys' PKM top-k) and its bound
+        a = check_float("cosine", args.cosine, -1.0, 1.0)
+        value, bound = cls.topk_law(n, k, a, a, **params)
+    elif cls.has_law("topk_overlap"):
         value = theory.topk_overlap(fam, n, k, args.cosine, **params)
     elif k == 1:
         p = cls.check_law("log_probability", n, **params)
@@ -82,6 +87,7 @@ def _topk(args, params: dict) -> dict:
         "cosine": args.cosine,
         "overlap": value,
         "probability": value,
+        **({} if bound is None else {"error_bound": bound}),
         "params": params,
     }
 
@@ -111,8 +117,6 @@ def theory_topk(args: argparse.Namespace, params: dict) -> dict | None:
 
 def run_simulate_topk(args: argparse.Namespace, sentence: dict, params: dict) -> int:
     """``lshsim simulate --topk k``: the Monte-Carlo top-k overlap; return 0."""
-    if args.mode == "reduced":
-        raise ValueError("--topk is estimated in --mode full only")
     if args.threads is not None:
         raise ValueError("--threads has no effect with --topk (its blocks run in order)")
     est = estimate_topk_overlap(
@@ -124,6 +128,7 @@ def run_simulate_topk(args: argparse.Namespace, sentence: dict, params: dict) ->
         **sentence,
         samples=args.samples,
         seed=args.seed,
+        mode=args.mode,
         **params,
     )
     return print_out(est.to_dict(), args.json)

@@ -51,8 +51,8 @@ def test_simulate_topk(capsys):
          "--half-cosines applies to productkey"),
         (["theory", "--family", "crosspolytope", "--buckets", "64", "--cosine", "0.5",
           "--topk", "2"], "no exact law"),
-        (["simulate", "--family", "voronoi", "--buckets", "64", "--cosine", "0.5", "--topk",
-          "2", "--mode", "reduced"], "--mode full only"),
+        (["simulate", "--family", "crosspolytope", "--buckets", "16", "--cosine", "0.5",
+          "--topk", "2", "--mode", "reduced"], "mode='reduced' is not available"),
     ],
 )  # fmt: skip
 def test_bad_input_exits_2_with_one_line(argv, match, capsys):

@@ -74,3 +74,21 @@ def test_productkey_topk_law_and_reduced_estimates():
         estimate_topk_overlap("crosspolytope", 16, 2, cosine=0.5, samples=10, mode="reduced")
     with pytest.raises(ValueError, match=r"topk \(k\)"):
         pk.topk_law(2**20, 33, 0.5, 0.5)
+
+
+def test_cli_theory_and_simulate_reduced_topk(capsys):
+    """theory --family productkey --topk k prints the law and its bound; simulate --mode
+    reduced --topk runs at n = 2^20 (in process)."""
+    import json
+
+    from lshsim.cli.main import main
+
+    argv = ["theory", "--family", "productkey", "--buckets", "16", "--cosine", "0.7"]
+    assert main([*argv, "--topk", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    law, bound = get_family("productkey").topk_law(16, 4, 0.7, 0.7)
+    assert (out["overlap"], out["error_bound"]) == (law, bound) and 0 < bound < 0.02
+    argv = ["simulate", "--family", "voronoi", "--buckets", str(2**20), "--cosine", "0.9"]
+    assert main([*argv, "--topk", "4", "--mode", "reduced", "--samples", "300", "--json"]) == 0
+    est = json.loads(capsys.readouterr().out)
+    assert est["pairs"] == 300 and est["trials"] == 1200 and est["interval"] == "pairs"
