@@ -59,12 +59,14 @@ References:
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
 
+import llvmlite.binding as _llvm
+import numba
 import numpy as np
-from scipy.special import gammaln, log_ndtr, ndtr, ndtri, owens_t
+from numba.extending import get_cython_function_address
+from scipy.special import gammaln, ndtri
 
 #: depth of the truncated super-level set, in nats below the mode
 DELTA = 46.0
@@ -83,121 +85,305 @@ class QuadratureError(ArithmeticError):
     """The quadrature could not reach its tolerance; no number is returned."""
 
 
-def _log_phi2(x: np.ndarray, y: np.ndarray, alpha: float, beta: float) -> np.ndarray:
-    """``log Phi2(u, v; a)`` at ``u = alpha x + beta y``, ``v = alpha x - beta y``."""
-    u = alpha * x + beta * y
-    v = alpha * x - beta * y
-    with np.errstate(divide="ignore", invalid="ignore"):
-        num_u, num_v = beta * x - alpha * y, beta * x + alpha * y
-        au = np.where(u == 0.0, np.copysign(np.inf, num_u), num_u / u)
-        av = np.where(v == 0.0, np.copysign(np.inf, num_v), num_v / v)
-        tu = owens_t(u, au)
-        tv = owens_t(v, av)
-        half = np.where((u * v < 0) | ((u * v == 0) & (u + v < 0)), 0.5, 0.0)
-        comp = 0.5 * ndtr(-u) + 0.5 * ndtr(-v) + tu + tv + half  # 1 - Phi2
-        direct = 0.5 * ndtr(u) + 0.5 * ndtr(v) - tu - tv - half  # Phi2
-        out = np.where(comp < 0.5, np.log1p(-np.minimum(comp, 0.5)), np.log(np.maximum(direct, 0)))
-    if alpha < SLIVER_ALPHA:  # a near -1: small Phi2 is a thin sliver; Owen's form cancels
-        small = comp >= 0.5
-        if small.any():
-            out[small] = np.log(_phi2_sliver(x[small], y[small], alpha, beta))
-    # both Phi's below 1e-300: Phi2 <= min(Phi(u), Phi(v)) is far below any integrand value
-    return np.where(np.minimum(u, v) < -37.0, np.minimum(log_ndtr(u), log_ndtr(v)), out)
-
-
-#: below this alpha = sqrt((1 + a)/2) small Phi2 values come from :func:`_phi2_sliver`
+# -- the integrands' CDFs: Numba kernels over scipy's own special functions ---------------------
+#
+# Owen's T, ndtr and log_ndtr are scipy.special's scalar C implementations (the ones its ufuncs
+# call), reached through scipy.special.cython_special. They are declared to LLVM by symbol name
+# (llvmlite's add_symbol) rather than embedded as ctypes addresses, so the kernels stay
+# cacheable (``cache=True``): the cached machine code looks the symbols up when it loads.
+_CYTHON_SPECIAL = "scipy.special.cython_special"
+for _symbol, _export in (
+    ("lshsim_owens_t", "owens_t"),
+    ("lshsim_ndtr", "__pyx_fuse_1ndtr"),  # the double (not complex) specialisation
+    ("lshsim_log_ndtr", "__pyx_fuse_1log_ndtr"),
+):
+    _llvm.add_symbol(_symbol, get_cython_function_address(_CYTHON_SPECIAL, _export))
+# the trailing int is Cython's ``__pyx_skip_dispatch`` flag (0: call the C function directly)
+_owens_t = numba.types.ExternalFunction(
+    "lshsim_owens_t", numba.float64(numba.float64, numba.float64, numba.intc)
+)
+_ndtr = numba.types.ExternalFunction("lshsim_ndtr", numba.float64(numba.float64, numba.intc))
+_log_ndtr = numba.types.ExternalFunction(
+    "lshsim_log_ndtr", numba.float64(numba.float64, numba.intc)
+)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+#: below this alpha = sqrt((1 + a)/2) small Phi2 and R values come from the sliver integrals
 SLIVER_ALPHA = 0.3
 _SLIVER_T, _SLIVER_W = np.polynomial.legendre.leggauss(48)
+_BOX_T, _BOX_W = np.polynomial.legendre.leggauss(32)
+_CELL_T, _CELL_W = np.polynomial.legendre.leggauss(8)
+#: integrand kinds of the compiled kernels (:func:`_log_f_at`)
+_VORONOI, _CROSSPOLYTOPE = 0, 1
+_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
-def _phi2_sliver(x: np.ndarray, y: np.ndarray, alpha: float, beta: float) -> np.ndarray:
-    """``Phi2(u, v; a)`` without cancellation, for ``a`` near ``-1``.
+#: length of the scratch array of :func:`_phi2_sliver`: key ``(x, alpha, beta)``, the two
+#: half-widths, then ``t_k / kappa`` and ``Phi(x - t_k)`` at its ``2 x 48`` nodes
+_SLIVER_MEMO = 5 + 4 * _SLIVER_T.size
+
+
+def _new_memo() -> np.ndarray:
+    """A scratch array for :func:`_phi2_sliver`, holding nothing yet (its key is NaN)."""
+    return np.full(_SLIVER_MEMO, np.nan)
+
+
+@_jit
+def _phi2_sliver(x, y, alpha, beta, memo):  # pragma: no cover - jit
+    """``Phi2(u, v; a)`` without cancellation, for ``a`` near ``-1`` (scalars).
 
     In the rotated coordinates ``U' <= u`` and ``V' <= v`` together say
     ``X'' <= X - kappa |Y'' - Y|`` (``kappa = beta / alpha``), so
     ``Phi2 = (1/kappa) int_0^inf [phi(Y + t/kappa) + phi(Y - t/kappa)] Phi(X - t) dt``:
-    a sum of positive terms, computed by Gauss-Legendre on ``[0, X+]`` and on the Gaussian
-    tail beyond it (``Phi(X - t)`` is below ``e^-40`` of its start past the second piece).
+    a sum of positive terms, computed by 48-point Gauss-Legendre on ``[0, X+]`` and on the
+    Gaussian tail beyond it (``Phi(X - t)`` is below ``e^-40`` of its start past the second
+    piece). The nodes ``t_k`` and ``Phi(X - t_k)`` depend on ``X`` alone: they are kept in
+    ``memo`` (:func:`_new_memo`) for the next call at the same ``X`` (the inner rule's ``Y``
+    nodes and bisection steps), the same numbers as computing them afresh.
+
+    Args:
+        x: rotated coordinate ``X``.
+        y: rotated coordinate ``Y``.
+        alpha: ``sqrt((1 + a)/2)``.
+        beta: ``sqrt((1 - a)/2)``.
+        memo: float64 scratch of length :data:`_SLIVER_MEMO`, overwritten for a new key.
+
+    Returns:
+        ``Phi2(alpha X + beta Y, alpha X - beta Y; a)``.
     """
     kappa = beta / alpha
-    xs = x[:, None]
-    start = np.maximum(x, 0.0)
-    tail = np.where(x >= 0.0, 12.0, np.sqrt(x * x + 80.0) - np.abs(x))  # |X| t + t^2/2 = 40
-    total = np.zeros_like(x)
-    for lo, hi in ((np.zeros_like(x), start), (start, start + tail)):
-        half = 0.5 * (hi - lo)
-        t = (0.5 * (lo + hi))[:, None] + half[:, None] * _SLIVER_T
-        ys = y[:, None]
-        dens = np.exp(-0.5 * (ys + t / kappa) ** 2) + np.exp(-0.5 * (ys - t / kappa) ** 2)
-        total += half * ((dens * ndtr(xs - t)) @ _SLIVER_W)
-    return total / (kappa * math.sqrt(2.0 * math.pi))
+    m = _SLIVER_T.size
+    if not (memo[0] == x and memo[1] == alpha and memo[2] == beta):
+        start = max(x, 0.0)
+        tail = 12.0 if x >= 0.0 else math.sqrt(x * x + 80.0) - abs(x)  # |X| t + t^2/2 = 40
+        for piece in range(2):
+            lo = 0.0 if piece == 0 else start
+            hi = start if piece == 0 else start + tail
+            half = 0.5 * (hi - lo)
+            mid = 0.5 * (lo + hi)
+            memo[3 + piece] = half
+            for k in range(m):
+                t = mid + half * _SLIVER_T[k]
+                memo[5 + piece * m + k] = t / kappa
+                memo[5 + (2 + piece) * m + k] = _ndtr(x - t, 0)
+        memo[0], memo[1], memo[2] = x, alpha, beta
+    total = 0.0
+    for piece in range(2):
+        acc = 0.0
+        for k in range(m):
+            t_kappa = memo[5 + piece * m + k]
+            z1 = y + t_kappa
+            z2 = y - t_kappa
+            dens = math.exp(-0.5 * (z1 * z1)) + math.exp(-0.5 * (z2 * z2))
+            acc += dens * memo[5 + (2 + piece) * m + k] * _SLIVER_W[k]
+        total += memo[3 + piece] * acc
+    return total / (kappa * _SQRT_2PI)
 
 
-def _log_box(x: np.ndarray, y: np.ndarray, alpha: float, beta: float, a: float) -> np.ndarray:
-    """``log R(u, v)``, ``R = P(|U'| < u, |V'| < v)``, at rotated ``u, v > 0``."""
+@_jit
+def _log_phi2_at(x, y, alpha, beta, memo):  # pragma: no cover - jit
+    """``log Phi2(u, v; a)`` at ``u = alpha x + beta y``, ``v = alpha x - beta y`` (scalars).
+
+    Owen's form ``1 - Phi2 = Q(u)/2 + Q(v)/2 + T(u, a_u) + T(v, a_v) + [uv < 0]/2`` (module
+    docstring), ``log1p`` of its negative where ``1 - Phi2 < 1/2``, the direct sum elsewhere,
+    :func:`_phi2_sliver` for small values when ``alpha < SLIVER_ALPHA``, and
+    ``min(log Phi(u), log Phi(v))`` where both are below ``1e-300`` (``Phi2`` is far below any
+    integrand value there).
+    """
     u = alpha * x + beta * y
     v = alpha * x - beta * y
-    s = 2.0 * alpha * beta
-    with np.errstate(divide="ignore", invalid="ignore"):
-        b_minus = (beta * x - alpha * y) / u  # (v - a u) / (u s)
-        c_minus = (beta * x + alpha * y) / v  # (u - a v) / (v s)
-        b_plus = (v + a * u) / (u * s)
-        c_plus = (u + a * v) / (v * s)
-        comp = 2.0 * (owens_t(u, b_minus) + owens_t(u, b_plus) + owens_t(v, c_minus))
-        comp = comp + 2.0 * owens_t(v, c_plus)  # 1 - R
-        small = np.log1p(-np.minimum(comp, 0.5))
-        out = np.where(comp < 0.5, small, np.log(np.maximum(1.0 - comp, 0.0)))
-        if alpha < SLIVER_ALPHA:  # a near -1: R = 1 - comp cancels; integrate it directly
-            tiny = (comp >= 0.5) & (u > 0) & (v > 0)
-            if tiny.any():
-                out[tiny] = np.log(_box_sliver(u[tiny], v[tiny], alpha, beta))
-    return np.where((u > 0) & (v > 0), out, -np.inf)
+    if min(u, v) < -37.0:  # both Phi's below 1e-300
+        return min(_log_ndtr(u, 0), _log_ndtr(v, 0))
+    num_u, num_v = beta * x - alpha * y, beta * x + alpha * y
+    au = math.copysign(math.inf, num_u) if u == 0.0 else num_u / u
+    av = math.copysign(math.inf, num_v) if v == 0.0 else num_v / v
+    tu = _owens_t(u, au, 0)
+    tv = _owens_t(v, av, 0)
+    half = 0.5 if (u * v < 0) or ((u * v == 0) and (u + v < 0)) else 0.0
+    comp = 0.5 * _ndtr(-u, 0) + 0.5 * _ndtr(-v, 0) + tu + tv + half  # 1 - Phi2
+    if comp < 0.5:
+        return math.log1p(-comp)
+    if alpha < SLIVER_ALPHA and comp >= 0.5:  # a near -1: Owen's form cancels; a thin sliver
+        return math.log(_phi2_sliver(x, y, alpha, beta, memo))
+    direct = 0.5 * _ndtr(u, 0) + 0.5 * _ndtr(v, 0) - tu - tv - half  # Phi2
+    return math.log(direct if (direct >= 0.0 or direct != direct) else 0.0)
 
 
-_BOX_T, _BOX_W = np.polynomial.legendre.leggauss(32)
-_CELL_T, _CELL_W = np.polynomial.legendre.leggauss(8)
-
-
-def _interval_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+@_jit
+def _interval_mass(lo, hi):  # pragma: no cover - jit
     """``P(lo < Z < hi)`` for standard normal ``Z``, accurate for narrow intervals too."""
-    lo, hi = np.minimum(lo, hi), hi
-    narrow = 0.5 * (hi - lo)
-    mid = 0.5 * (lo + hi)
-    pts = mid[..., None] + narrow[..., None] * _CELL_T
-    by_rule = narrow * (np.exp(-0.5 * pts * pts) @ _CELL_W) / math.sqrt(2.0 * math.pi)
-    by_tails = np.where(lo > 0, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))
-    return np.where(hi - lo < 0.5, by_rule, by_tails)
+    lo = min(lo, hi)
+    if hi - lo < 0.5:
+        narrow = 0.5 * (hi - lo)
+        mid = 0.5 * (lo + hi)
+        acc = 0.0
+        for k in range(_CELL_T.size):
+            p = mid + narrow * _CELL_T[k]
+            acc += math.exp(-0.5 * p * p) * _CELL_W[k]
+        return narrow * acc / _SQRT_2PI
+    if lo > 0:
+        return _ndtr(-lo, 0) - _ndtr(-hi, 0)
+    return _ndtr(hi, 0) - _ndtr(lo, 0)
 
 
-def _box_sliver(u: np.ndarray, v: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+@_jit
+def _box_sliver(u, v, alpha, beta):  # pragma: no cover - jit
     """``R(u, v) = P(|U'| < u, |V'| < v)`` without cancellation, for ``a`` near ``-1``.
 
     With ``U' = alpha X'' + beta Y''`` and ``V' = alpha X'' - beta Y''``, for each ``X'' = xi``
     the event is ``Y''`` in ``[max(-u - alpha xi, alpha xi - v), min(u - alpha xi,
-    alpha xi + v)] / beta``; the mass of that interval is integrated over ``xi`` by
-    Gauss-Legendre on ``[-12, 12]``, split where the bounds switch (``xi = ±(u - v)/(2 alpha)``)
-    and where the interval closes (``|xi| = (u + v)/(2 alpha)``).
+    alpha xi + v)] / beta``; the mass of that interval is integrated over ``xi`` by 32-point
+    Gauss-Legendre on ``[-12, 12]``, split where the bounds switch
+    (``xi = ±(u - v)/(2 alpha)``) and where the interval closes (``|xi| = (u + v)/(2 alpha)``).
+
+    Args:
+        u: the box half-width in ``U'``, ``> 0``.
+        v: the box half-width in ``V'``, ``> 0``.
+        alpha: ``sqrt((1 + a)/2)``.
+        beta: ``sqrt((1 - a)/2)``.
+
+    Returns:
+        ``R(u, v)``.
     """
-    out = np.empty_like(u)
-    for c0 in range(0, u.size, 1024):
-        uu, vv = u[c0 : c0 + 1024, None], v[c0 : c0 + 1024, None]
-        kink = np.clip(np.abs(uu - vv) / (2.0 * alpha), 0.0, 12.0)
-        end = np.clip((uu + vv) / (2.0 * alpha), 0.0, 12.0)  # the interval is empty beyond
-        edges = (-end, -kink, kink, end)
-        total = np.zeros(uu.shape[0])
-        for lo_e, hi_e in itertools.pairwise(edges):
-            half = 0.5 * (hi_e - lo_e)
-            xi = 0.5 * (lo_e + hi_e) + half * _BOX_T  # (m, 32)
-            lo = np.maximum(-uu - alpha * xi, alpha * xi - vv) / beta
-            hi = np.minimum(uu - alpha * xi, alpha * xi + vv) / beta
-            mass = np.where(hi > lo, _interval_mass(lo, hi), 0.0)
-            total += half[:, 0] * ((np.exp(-0.5 * xi * xi) * mass) @ _BOX_W)
-        out[c0 : c0 + 1024] = total / math.sqrt(2.0 * math.pi)
+    kink = min(max(abs(u - v) / (2.0 * alpha), 0.0), 12.0)
+    end = min(max((u + v) / (2.0 * alpha), 0.0), 12.0)  # the interval is empty beyond
+    edges = (-end, -kink, kink, end)
+    total = 0.0
+    for e in range(3):
+        lo_e, hi_e = edges[e], edges[e + 1]
+        half = 0.5 * (hi_e - lo_e)
+        acc = 0.0
+        for k in range(_BOX_T.size):
+            xi = 0.5 * (lo_e + hi_e) + half * _BOX_T[k]
+            lo = max(-u - alpha * xi, alpha * xi - v) / beta
+            hi = min(u - alpha * xi, alpha * xi + v) / beta
+            mass = _interval_mass(lo, hi) if hi > lo else 0.0
+            acc += math.exp(-0.5 * xi * xi) * mass * _BOX_W[k]
+        total += half * acc
+    return total / _SQRT_2PI
+
+
+@_jit
+def _log_box_at(x, y, alpha, beta, a):  # pragma: no cover - jit
+    """``log R(u, v)``, ``R = P(|U'| < u, |V'| < v)``, at rotated ``u, v`` (scalars).
+
+    ``1 - R = 2 [T(u, b_-) + T(u, b_+) + T(v, c_-) + T(v, c_+)]`` (module docstring): ``log1p``
+    of its negative where it is below ``1/2``, :func:`_box_sliver` for small ``R`` when
+    ``alpha < SLIVER_ALPHA``; ``-inf`` outside ``u, v > 0``.
+    """
+    u = alpha * x + beta * y
+    v = alpha * x - beta * y
+    if not (u > 0 and v > 0):
+        return -math.inf
+    s = 2.0 * alpha * beta
+    b_minus = (beta * x - alpha * y) / u  # (v - a u) / (u s)
+    c_minus = (beta * x + alpha * y) / v  # (u - a v) / (v s)
+    b_plus = (v + a * u) / (u * s)
+    c_plus = (u + a * v) / (v * s)
+    comp = 2.0 * (_owens_t(u, b_minus, 0) + _owens_t(u, b_plus, 0) + _owens_t(v, c_minus, 0))
+    comp = comp + 2.0 * _owens_t(v, c_plus, 0)  # 1 - R
+    if comp < 0.5:
+        return math.log1p(-comp)
+    if alpha < SLIVER_ALPHA and comp >= 0.5:  # a near -1: R = 1 - comp cancels
+        return math.log(_box_sliver(u, v, alpha, beta))
+    rest = 1.0 - comp
+    return math.log(rest if (rest >= 0.0 or rest != rest) else 0.0)
+
+
+@_jit
+def _log_f_at(kind, x, y, alpha, beta, a, power, memo):  # pragma: no cover - jit
+    """``log f(X, Y) = -(X^2 + Y^2)/2 + power * log C(u, v)`` of one family (scalars).
+
+    ``C`` is ``Phi2`` for ``kind = _VORONOI`` (``power = T - 1``) and ``R`` for
+    ``kind = _CROSSPOLYTOPE`` (``power = m - 1``).
+    """
+    gauss = -0.5 * (x * x + y * y)
+    if kind == _VORONOI:
+        return gauss + power * _log_phi2_at(x, y, alpha, beta, memo)
+    return gauss + power * _log_box_at(x, y, alpha, beta, a)
+
+
+@_jit
+def _log_cdf_kernel(kind, x, y, alpha, beta, a):  # pragma: no cover - jit
+    """``log Phi2`` (``kind = _VORONOI``) or ``log R`` at each ``(x[i], y[i])``; 1-D arrays."""
+    out = np.empty(x.size)
+    memo = np.full(_SLIVER_MEMO, np.nan)
+    for i in range(x.size):
+        if kind == _VORONOI:
+            out[i] = _log_phi2_at(x[i], y[i], alpha, beta, memo)
+        else:
+            out[i] = _log_box_at(x[i], y[i], alpha, beta, a)
     return out
 
 
+@_jit
+def _y_limits_kernel(kind, alpha, beta, a, power, y_slope, x, target):  # pragma: no cover - jit
+    """:func:`_y_limits` of the family integrand ``(kind, power)`` at each ``x[i]`` (1-D)."""
+    out = np.empty(x.size)
+    memo = np.full(_SLIVER_MEMO, np.nan)
+    for i in range(x.size):
+        xi = x[i]
+        rise = _log_f_at(kind, xi, 0.0, alpha, beta, a, power, memo) - target
+        rise = rise if (rise >= 0.0 or rise != rise) else 0.0
+        hi = math.sqrt(2.0 * rise) * (1.0 + 1e-9) + 1e-300
+        if math.isfinite(y_slope):
+            wedge = y_slope * xi
+            hi = hi if (hi <= wedge or hi != hi) else wedge
+        lo = 0.0
+        top_in = _log_f_at(kind, xi, hi, alpha, beta, a, power, memo) >= target
+        for _ in range(_LIMIT_STEPS):
+            mid = 0.5 * (lo + hi)
+            if _log_f_at(kind, xi, mid, alpha, beta, a, power, memo) >= target:
+                lo = mid
+            else:
+                hi = mid
+        out[i] = hi if top_in else 0.5 * (lo + hi)
+    return out
+
+
+@_jit
+def _inner_kernel(kind, alpha, beta, a, power, x, y_hi, g_star, panels):  # pragma: no cover
+    """The terms ``w_j exp(log f(x_i, y_j) - g*)`` of :func:`_inner`'s ``Y`` rule, ``(n, 16 p)``.
+
+    ``y_j, w_j``: ``panels`` Gauss-Legendre panels of :data:`NODES` nodes on ``[0, y_hi[i]]``
+    (as :func:`_gauss_legendre`).
+    """
+    out = np.empty((x.size, panels * NODES))
+    memo = np.full(_SLIVER_MEMO, np.nan)
+    for i in range(x.size):
+        width = y_hi[i] / panels
+        for p in range(panels):
+            start = width * p
+            for k in range(NODES):
+                y = start + 0.5 * width * (_GL_X[k] + 1.0)
+                val = math.exp(_log_f_at(kind, x[i], y, alpha, beta, a, power, memo) - g_star)
+                out[i, p * NODES + k] = 0.5 * width * _GL_W[k] * val
+    return out
+
+
+def _flat(x) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.float64).ravel()
+
+
+def _log_phi2(x: np.ndarray, y: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    """``log Phi2(u, v; a)`` at ``u = alpha x + beta y``, ``v = alpha x - beta y`` (arrays)."""
+    x, y = np.broadcast_arrays(x, y)
+    out = _log_cdf_kernel(_VORONOI, _flat(x), _flat(y), float(alpha), float(beta), 0.0)
+    return out.reshape(x.shape)
+
+
+def _log_box(x: np.ndarray, y: np.ndarray, alpha: float, beta: float, a: float) -> np.ndarray:
+    """``log R(u, v)``, ``R = P(|U'| < u, |V'| < v)``, at rotated ``u, v > 0`` (arrays)."""
+    x, y = np.broadcast_arrays(x, y)
+    out = _log_cdf_kernel(_CROSSPOLYTOPE, _flat(x), _flat(y), float(alpha), float(beta), float(a))
+    return out.reshape(x.shape)
+
+
 class _Integrand:
-    """``log f(X, Y)`` (up to a constant) on its domain, with the domain's ``Y`` bound."""
+    """``log f(X, Y)`` (up to a constant) on its domain, with the domain's ``Y`` bound.
+
+    The generic form: ``log_f`` maps arrays of ``X`` and ``Y`` to ``log f``; the inner rule
+    evaluates it with NumPy (:func:`_y_limits`, :func:`_inner`).
+    """
 
     def __init__(self, log_f: Callable, x_min: float, y_slope: float):
         self.log_f = log_f
@@ -209,6 +395,51 @@ class _Integrand:
             return -math.inf
         val = float(self.log_f(np.array([x]), np.array([0.0]))[0])
         return val if not math.isnan(val) else -math.inf
+
+    def y_limits(self, x: np.ndarray, target: float) -> np.ndarray:
+        return _y_limits(self, x, target)
+
+    def inner_terms(self, x: np.ndarray, y_hi: np.ndarray, g_star: float, panels: int):
+        """The terms of the ``Y`` rule on ``[0, y_hi]`` at each ``x``, ``(x.size, 16 panels)``.
+
+        Weights times ``exp(log f - g*)``; each row sums to the half inner integral.
+        """
+        ys, wy = _gauss_legendre(np.zeros_like(x), y_hi, panels)
+        return wy * np.exp(self.log_f(np.broadcast_to(x[:, None], ys.shape), ys) - g_star)
+
+
+class _FamilyIntegrand(_Integrand):
+    """Voronoi's or the cross-polytope's integrand, evaluated by the compiled kernels.
+
+    ``log f = -(X^2 + Y^2)/2 + power * log C`` with ``C = Phi2`` (``kind = _VORONOI``) or
+    ``R`` (``kind = _CROSSPOLYTOPE``); the same numbers as the generic form with that
+    ``log_f``, without NumPy's per-call cost on the small arrays and scalars the rule uses.
+    """
+
+    def __init__(self, kind: int, power: int, a: float, x_min: float, y_slope: float):
+        alpha, beta = _alpha_beta(a)
+        self.args = (kind, alpha, beta, a, float(power))
+        self.memo = _new_memo()  # for the profile's scalar calls
+        super().__init__(self._log_f_arrays, x_min, y_slope)
+
+    def _log_f_arrays(self, x, y):
+        kind, alpha, beta, a, power = self.args
+        x, y = np.broadcast_arrays(x, y)
+        out = _log_cdf_kernel(kind, _flat(x), _flat(y), alpha, beta, a).reshape(x.shape)
+        return -0.5 * (x * x + y * y) + power * out
+
+    def profile(self, x: float) -> float:
+        if x <= self.x_min:
+            return -math.inf
+        kind, alpha, beta, a, power = self.args
+        val = _log_f_at(kind, x, 0.0, alpha, beta, a, power, self.memo)
+        return val if not math.isnan(val) else -math.inf
+
+    def y_limits(self, x: np.ndarray, target: float) -> np.ndarray:
+        return _y_limits_kernel(*self.args, float(self.y_slope), _flat(x), float(target))
+
+    def inner_terms(self, x: np.ndarray, y_hi: np.ndarray, g_star: float, panels: int):
+        return _inner_kernel(*self.args, _flat(x), _flat(y_hi), float(g_star), int(panels))
 
 
 def _maximise(itg: _Integrand) -> tuple[float, float]:
@@ -350,7 +581,7 @@ def _y_limits(itg: _Integrand, x: np.ndarray, target: float) -> np.ndarray:
     find it to ``2^-30`` of that bound. ``f`` there is ``e^-DELTA`` of its peak, so a tighter
     limit moves the inner integral by less than a rounding error (measured: 60 steps change
     the probabilities of a grid of Voronoi and cross-polytope cases by at most 3.5e-15
-    relative, and take 28% longer).
+    relative, and take 28% longer). :func:`_y_limits_kernel` is the same, compiled.
     """
     g0 = itg.log_f(x, np.zeros_like(x))
     hi = np.sqrt(2.0 * np.maximum(g0 - target, 0.0)) * (1.0 + 1e-9) + 1e-300
@@ -367,10 +598,43 @@ def _y_limits(itg: _Integrand, x: np.ndarray, target: float) -> np.ndarray:
 
 def _inner(itg: _Integrand, xs: np.ndarray, target: float, g_star: float, panels: int):
     """``int exp(log f(X, Y) - g*) dY`` over all ``Y`` (even in ``Y``), for each ``X``."""
-    y_hi = _y_limits(itg, xs, target)
-    ys, wy = _gauss_legendre(np.zeros_like(xs), y_hi, panels)
-    vals = np.exp(itg.log_f(np.broadcast_to(xs[:, None], ys.shape), ys) - g_star)
-    return 2.0 * np.sum(wy * vals, axis=1)
+    y_hi = itg.y_limits(xs, target)
+    return 2.0 * np.sum(itg.inner_terms(xs, y_hi, g_star, panels), axis=1)
+
+
+class _NodeValues:
+    """The inner integrals at the Kronrod nodes of ``X`` intervals, each computed once.
+
+    The adaptive rule re-evaluates every interval it keeps after a bisection, and the panel
+    check and each doubling of the panels revisit the same intervals; the ``Y`` limits of an
+    interval's nodes do not depend on the panels and its inner integrals depend on nothing
+    else, so both are kept per interval (keyed by its end points) and reused: the numbers
+    are those of evaluating them afresh.
+    """
+
+    def __init__(self, itg: _Integrand, target: float, g_star: float):
+        self.itg, self.target, self.g_star = itg, target, g_star
+        self.limits: dict[tuple[float, float], np.ndarray] = {}
+        self.values: dict[tuple[float, float, int], np.ndarray] = {}
+
+    def __call__(self, lo: np.ndarray, hi: np.ndarray, panels: int) -> np.ndarray:
+        """``(lo.size, 15)`` inner integrals at the nodes ``(lo + hi)/2 + (hi - lo)/2 x_k``."""
+        keys = list(zip(lo.tolist(), hi.tolist(), strict=True))
+        todo = [i for i, key in enumerate(keys) if (*key, panels) not in self.values]
+        if todo:
+            half = 0.5 * (hi[todo] - lo[todo])
+            xs = (0.5 * (lo[todo] + hi[todo]))[:, None] + half[:, None] * KRONROD_X
+            fresh = [j for j, i in enumerate(todo) if keys[i] not in self.limits]
+            if fresh:
+                y_new = self.itg.y_limits(xs[fresh].ravel(), self.target).reshape(-1, xs.shape[1])
+                for j, y in zip(fresh, y_new, strict=True):
+                    self.limits[keys[todo[j]]] = y
+            y_hi = np.stack([self.limits[keys[i]] for i in todo])
+            terms = self.itg.inner_terms(xs.ravel(), y_hi.ravel(), self.g_star, panels)
+            vals = 2.0 * np.sum(terms, axis=1).reshape(xs.shape)
+            for i, row in zip(todo, vals, strict=True):
+                self.values[(*keys[i], panels)] = row
+        return np.stack([self.values[(*key, panels)] for key in keys])
 
 
 def _integrate(itg: _Integrand, rtol: float) -> float:
@@ -388,6 +652,7 @@ def _integrate(itg: _Integrand, rtol: float) -> float:
     target = g_star - DELTA
     x_lo = _crossing(itg.profile, x_star, target, -1.0, itg.x_min)
     x_hi = _crossing(itg.profile, x_star, target, 1.0, math.inf)
+    node_values = _NodeValues(itg, target, g_star)
     inner_panels = START_PANELS
     while inner_panels <= MAX_PANELS:
         points = [x_lo, x_star, x_hi]
@@ -399,8 +664,7 @@ def _integrate(itg: _Integrand, rtol: float) -> float:
         lo, hi = edges[:-1], edges[1:]
         while True:
             half = 0.5 * (hi - lo)
-            xs = (0.5 * (lo + hi))[:, None] + half[:, None] * KRONROD_X
-            vals = _inner(itg, xs.ravel(), target, g_star, inner_panels).reshape(xs.shape)
+            vals = node_values(lo, hi, inner_panels)
             kron = half * (vals @ KRONROD_W)
             err = np.abs(kron - half * (vals @ GAUSS_W))
             total = float(kron.sum())
@@ -415,15 +679,7 @@ def _integrate(itg: _Integrand, rtol: float) -> float:
             mids = 0.5 * (lo + hi)
             lo = np.sort(np.concatenate([lo, mids[split]]))
             hi = np.sort(np.concatenate([hi, mids[split]]))
-        finer = float(
-            np.sum(
-                half
-                * (
-                    _inner(itg, xs.ravel(), target, g_star, 2 * inner_panels).reshape(xs.shape)
-                    @ KRONROD_W
-                )
-            )
-        )
+        finer = float(np.sum(half * (node_values(lo, hi, 2 * inner_panels) @ KRONROD_W)))
         if abs(finer - total) <= rtol * total:
             return g_star + math.log(finer)
         inner_panels *= 2
@@ -447,12 +703,7 @@ def voronoi_log_probability(buckets: int, cosine: float, rtol: float = RTOL) -> 
         return -math.log(t)  # the T scores of x and of y are independent
     if t == 2:  # argmax(g1.x, g2.x) = sign((g1 - g2).x): one random hyperplane
         return math.log1p(-math.acos(a) / math.pi)
-    alpha, beta = _alpha_beta(a)
-
-    def log_f(x, y):
-        return -0.5 * (x * x + y * y) + (t - 1) * _log_phi2(x, y, alpha, beta)
-
-    log_integral = _integrate(_Integrand(log_f, -math.inf, math.inf), rtol)
+    log_integral = _integrate(_FamilyIntegrand(_VORONOI, t - 1, a, -math.inf, math.inf), rtol)
     return min(0.0, math.log(t) - math.log(2.0 * math.pi) + log_integral)
 
 
@@ -466,11 +717,8 @@ def crosspolytope_log_probability(buckets: int, cosine: float, rtol: float = RTO
     if d == 1:  # buckets ±e_1: the sign of one Gaussian projection
         return math.log1p(-math.acos(a) / math.pi)
     alpha, beta = _alpha_beta(a)
-
-    def log_f(x, y):
-        return -0.5 * (x * x + y * y) + (d - 1) * _log_box(x, y, alpha, beta, a)
-
-    log_integral = _integrate(_Integrand(log_f, 0.0, alpha / beta), rtol)
+    itg = _FamilyIntegrand(_CROSSPOLYTOPE, d - 1, a, 0.0, alpha / beta)
+    log_integral = _integrate(itg, rtol)
     return min(0.0, math.log(2 * d) - math.log(2.0 * math.pi) + log_integral)
 
 
