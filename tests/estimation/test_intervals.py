@@ -9,7 +9,7 @@ import pytest
 
 from lshsim.estimate import estimate_collision
 from lshsim.estimation import Tally, wilson_interval
-from lshsim.estimation.calibrate import QUICK_ROWS, calibrate
+from lshsim.estimation.calibrate import QUICK_ROWS, calibrate, wilson_coverage
 from lshsim.estimation.intervals import (
     effective_trials,
     interval,
@@ -105,3 +105,17 @@ def test_quick_calibration_fails_the_old_interval_and_passes_the_new():
     ngram, tokenid = results[0], results[1]
     assert not ngram.calibrated["wilson"] and ngram.coverage["wilson"] < 0.93
     assert not tokenid.calibrated["wilson"] and tokenid.coverage["wilson"] > 0.99
+
+
+def test_wilson_coverage_is_the_binomial_sum():
+    """Wilson's exact coverage on K Bernoulli pairs: brute force by enumeration at K = 30."""
+    from math import comb
+
+    p, k = 0.3, 30
+    brute = sum(
+        comb(k, j) * p**j * (1 - p) ** (k - j)
+        for j in range(k + 1)
+        if wilson_interval(j, k)[0] <= p <= wilson_interval(j, k)[1]
+    )
+    assert wilson_coverage(k, p) == pytest.approx(brute, rel=1e-12)
+    assert abs(wilson_coverage(100, 0.245486) - 0.9379) < 1e-4  # below 0.95: discreteness
