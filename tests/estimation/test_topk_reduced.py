@@ -92,3 +92,14 @@ def test_cli_theory_and_simulate_reduced_topk(capsys):
     assert main([*argv, "--topk", "4", "--mode", "reduced", "--samples", "300", "--json"]) == 0
     est = json.loads(capsys.readouterr().out)
     assert est["pairs"] == 300 and est["trials"] == 1200 and est["interval"] == "pairs"
+
+
+def test_productkey_topk_on_sentences_is_the_reduced_estimate_on_sentences():
+    """The sentence average (own half-cosines per draw) against simulate's reduced estimate."""
+    from lshsim.laws.topk_sentences import productkey_topk_on_sentences
+
+    law, se = productkey_topk_on_sentences(256, 4, 0.5, dim=16, length=32, trials=4000, seed=1)
+    est = estimate_topk_overlap(
+        "productkey", 256, 4, overlap=0.5, dim=16, length=32, samples=4000, seed=2, mode="reduced"
+    )
+    assert abs(law - est.overlap) <= Z * np.hypot(se, est.std_error)
