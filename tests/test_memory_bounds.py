@@ -76,12 +76,14 @@ def test_lazy_seed_blocks_keep_memory_flat():
 
 
 def test_closed_form_count_refuses_huge_k_before_tracing():
-    """``--K 10^9``: refused from the closed form in one line naming ``--K``."""
+    """``--blocks 10^9``: refused from the closed form in one line naming ``--blocks``."""
     cfg = get_config("tiny").replace(memory="altup", memory_k=10**9)
-    with pytest.raises(ValueError, match=r"^--K: the .* parameters of K = 1000000000 need about"):
+    with pytest.raises(
+        ValueError, match=r"^--blocks: the .* parameters of blocks = 1000000000 need about"
+    ):
         budget.check_params_fit(cfg, available=20 * GB)
     wide = get_config("tiny").replace(memory="sum", memory_k=10**8)
-    with pytest.raises(ValueError, match=r"^--K: .* for holding them; this machine has 20 GB"):
+    with pytest.raises(ValueError, match=r"^--blocks: .* for holding them; this machine has 20 GB"):
         budget.check_params_fit(wide, available=20 * GB)
     rank = get_config("tiny").replace(lookup="softmax", expert_rank=10**5, buckets=10**5)
     with pytest.raises(ValueError, match=r"^--rank: "):

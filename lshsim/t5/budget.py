@@ -28,7 +28,7 @@ PARAM_BYTES = 4
 TRACE_BYTES_PER_POSITION_PAIR = 56
 #: The flags :func:`check_params_fit` may blame, by config field (the CLI's spelling).
 _FLAGS = {
-    "memory_k": "--K",
+    "memory_k": "--blocks",
     "memory_extra": "--extra",
     "buckets": "--buckets",
     "expert_rank": "--rank",
@@ -290,7 +290,7 @@ def check_params_fit(config: T5Config | str, available: int | None = None) -> in
         The estimated bytes.
 
     Raises:
-        ValueError: ``--K: the 3.29e+16 parameters of K = 1000000000 need about 132 PB ...``.
+        ValueError: ``--blocks: the 3.29e+16 parameters of K = 1000000000 need about 132 PB ...``.
     """
     cfg = get_config(config)
     params = param_count(cfg)["total"]

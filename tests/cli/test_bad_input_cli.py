@@ -35,7 +35,10 @@ CASES = [
     ("reproduce --verify {tmp}/adir --seed 3", "--seed"),
     # sizes that cannot fit this machine: refused from an estimate, before allocating
     ("train --config tiny --steps 1 --out {tmp}/r --batch 100000000", "--batch: 100000000"),
-    ("params --config tiny --memory altup --blocks 1000000000", "of K = 1000000000 need about"),
+    (
+        "params --config tiny --memory altup --blocks 1000000000",
+        "of blocks = 1000000000 need about",
+    ),
     ("cost --config tiny --input-length 100000000", "--input-length: 100000000 tokens need"),
     ("train --config tiny --steps 5 --out {tmp}/r --keep-checkpoints 1", "--keep-checkpoints"),
     # 0 (or below) is an error, never the default

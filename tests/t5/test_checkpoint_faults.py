@@ -77,12 +77,12 @@ def test_eval_of_a_damaged_checkpoint(base, tmp_path, capsys, kind):
     run = _copy(base, tmp_path)
     damage, reason = DAMAGE[kind]
     damage(run / "checkpoints" / "8")
-    assert main(["eval", "--checkpoint", str(run), "--step", "8"]) == 2
+    assert main(["eval", "--run", str(run), "--step", "8"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1
     assert err[0].startswith(f"lshsim: error: checkpoint: step 8 in {run} is unreadable (")
     assert re.search(rf"is unreadable \({reason}\)$", err[0])
-    assert main(["eval", "--checkpoint", str(run), "--json"]) == 0
+    assert main(["eval", "--run", str(run), "--json"]) == 0
     cap = capsys.readouterr()
     err = cap.err.splitlines()
     assert len(err) == 1, err
@@ -98,7 +98,7 @@ def test_wrong_step_names_the_steps_there_are(base, capsys):
     with pytest.raises(ValueError) as e:
         evaluate_run(run, step=7)
     assert str(e.value) == f"checkpoint: no checkpoint for --step 7 in {run} (steps: 4, 6, 8)"
-    assert main(["eval", "--checkpoint", str(run), "--step", "7"]) == 2
+    assert main(["eval", "--run", str(run), "--step", "7"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [f"lshsim: error: {e.value}"]
 

@@ -82,7 +82,7 @@ def test_cost_compare_refuses_a_memory_config(capsys):
 
 @pytest.mark.parametrize("name", ["small", "base", "large"])
 def test_params_cli_reports_table3_altup_rows(capsys, name):
-    assert main(["params", "--config", name, "--memory", "altup", "--K", "2", "--json"]) == 0
+    assert main(["params", "--config", name, "--memory", "altup", "--blocks", "2", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert abs(row["embedding"] / row["table3_embedding"] - 1) < 0.01
     assert abs(row["non_embedding"] / row["table3_non_embedding"] - 1) < 0.01
@@ -92,10 +92,13 @@ def test_params_cli_reports_table3_altup_rows(capsys, name):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--memory", "altup", "--K", "0"], "K (memory_k) must be an integer >= 1, got 0"),
+        (["--memory", "altup", "--blocks", "0"], "K (memory_k) must be an integer >= 1, got 0"),
         (["--lookup", "softmax", "--rank", "-2"], "rank (expert_rank) must be an integer >= 0"),
-        (["--lookup", "softmax", "--buckets", "0"], "buckets must be an integer >= 1, got 0"),
-        (["--memory", "altup", "--K", "3", "--extra", "7"], "cannot be divided into K-1=2"),
+        (
+            ["--lookup", "softmax", "--buckets", "0"],
+            "buckets must be an integer in [1, 2147483647], got 0",
+        ),
+        (["--memory", "altup", "--blocks", "3", "--extra", "7"], "cannot be divided into K-1=2"),
     ],
 )
 def test_memory_flag_errors_exit_2_with_one_line(capsys, argv, message):
@@ -118,7 +121,7 @@ def test_unknown_memory_method_is_an_argparse_error(capsys):
         (["cost", "--config", "tiny", "--target-length", "-1"], "--target-length"),
         (["cost", "--config", "tiny", "--input-length", "0"], "--input-length"),
         (["cost", "--config", "tiny", "--target-length", "100000000"], "--target-length"),
-        (["params", "--config", "tiny", "--memory", "altup", "--K", "1000000000"], "--K"),
+        (["params", "--config", "tiny", "--memory", "altup", "--blocks", "1000000000"], "--blocks"),
     ],
 )
 def test_oversized_or_bad_lengths_and_k_are_refused_first(argv, name, capsys):

@@ -179,17 +179,17 @@ def test_bad_examples_are_refused(run, kw, message):
 def test_cli_eval_examples(run, capsys):
     """``lshsim eval --examples``: JSON with the content keys, and a text line."""
     out, res = run
-    assert main(["eval", "--checkpoint", str(out), "--examples", "20", "--json"]) == 0
+    assert main(["eval", "--run", str(out), "--examples", "20", "--json"]) == 0
     ev = json.loads(capsys.readouterr().out)
     assert set(ev) == KEYS | {"config", "step"}
     assert ev["examples"] == 20 and ev["tokens"] > res["final_eval"]["tokens"]
-    assert main(["eval", "--checkpoint", str(out)]) == 0
+    assert main(["eval", "--run", str(out)]) == 0
     text = capsys.readouterr().out
     assert text.count("\n") == 1
     assert f"span-content loss {res['final_eval']['content_loss']:.4f}" in text
     assert f"accuracy {res['final_eval']['content_accuracy']:.4f}" in text
     assert "(16 examples)" in text
-    assert main(["eval", "--checkpoint", str(out), "--examples", "0"]) == 2
+    assert main(["eval", "--run", str(out), "--examples", "0"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == "lshsim: error: examples must be an integer >= 1, got 0\n"

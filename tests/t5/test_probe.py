@@ -229,7 +229,7 @@ def test_cli_probe_config_json(capsys):
             "4",
             "--length",
             "16",
-            "--overlaps",
+            "--overlap",
             "0.5",
             "--router-draws",
             "4",
@@ -259,12 +259,10 @@ def softmax_run(tmp_path_factory, small_corpus):
 def test_cli_probe_checkpoint_text_and_step(softmax_run, capsys):
     """A trained run is probed on its own held-out split (latest step, or --step), and the
     table names the checkpoint and the theory."""
-    rc = main(["probe", "--checkpoint", str(softmax_run), "--samples", "4", "--length", "16"])
+    rc = main(["probe", "--run", str(softmax_run), "--samples", "4", "--length", "16"])
     out = capsys.readouterr().out
     assert rc == 0 and "step 4" in out and "theory voronoi" in out and "encoder/0" in out
-    rc = main(
-        ["probe", "--checkpoint", str(softmax_run), "--step", "2", "--samples", "3", "--json"]
-    )
+    rc = main(["probe", "--run", str(softmax_run), "--step", "2", "--samples", "3", "--json"])
     res = json.loads(capsys.readouterr().out)
     assert rc == 0 and res["model"].endswith("step 2")
 
@@ -272,8 +270,8 @@ def test_cli_probe_checkpoint_text_and_step(softmax_run, capsys):
 @pytest.mark.parametrize(
     ("argv", "param"),
     [
-        (["--config", "tiny", "--lookup", "softmax", "--overlaps", "0.5,1.5"], "overlaps"),
-        (["--config", "tiny", "--lookup", "softmax", "--overlaps", "a"], "overlaps"),
+        (["--config", "tiny", "--lookup", "softmax", "--overlap", "0.5,1.5"], "--overlap"),
+        (["--config", "tiny", "--lookup", "softmax", "--overlap", "a"], "--overlap"),
         (["--config", "tiny", "--lookup", "softmax", "--samples", "1"], "samples"),
         (["--config", "tiny"], "lookup"),
         (["--config", "tiny", "--lookup", "none"], "lookup"),
@@ -290,9 +288,9 @@ def test_cli_probe_bad_input_is_one_line_exit_2(argv, param, capsys):
 
 def test_cli_probe_checkpoint_refuses_memory_flags_and_other_lookup(softmax_run, capsys):
     """A checkpoint's memory is fixed: --rank or a different --lookup is refused by name."""
-    rc = main(["probe", "--checkpoint", str(softmax_run), "--rank", "4"])
+    rc = main(["probe", "--run", str(softmax_run), "--rank", "4"])
     assert rc == 2 and capsys.readouterr().err.startswith("lshsim: error: rank")
-    rc = main(["probe", "--checkpoint", str(softmax_run), "--lookup", "lsh"])
+    rc = main(["probe", "--run", str(softmax_run), "--lookup", "lsh"])
     assert rc == 2 and capsys.readouterr().err.startswith("lshsim: error: lookup")
 
 
