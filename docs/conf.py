@@ -126,6 +126,23 @@ def _write_proof_stubs(app) -> None:
             stub.write_text(text, encoding="utf-8")
 
 
+def _list_figures(app, docname: str, source: list[str]) -> None:
+    """Put every PNG of figures/ on the Figures page (``source-read`` hook).
+
+    Args:
+        app: the Sphinx application.
+        docname: the document being read.
+        source: a one-element list holding the document's text, changed in place.
+    """
+    if docname != "guide/figures":
+        return
+    blocks = []
+    for png in sorted((ROOT / "figures").rglob("*.png")):
+        rel = png.relative_to(ROOT).as_posix()
+        blocks.append(f"## `{rel}`\n\n![{png.stem}](../../{rel})\n")
+    source[0] = source[0].replace("FIGURE-LIST", "\n".join(blocks))
+
+
 def _render_proof(app, docname: str, source: list[str]) -> None:
     """Replace a proof stub's text by the proof it names (``source-read`` hook).
 
@@ -268,4 +285,5 @@ def setup(app) -> dict[str, bool]:
     app.connect("builder-inited", _write_proof_stubs)
     app.connect("source-read", _render_proof)
     app.connect("source-read", _drop_empty_globs)
+    app.connect("source-read", _list_figures)
     return {"parallel_read_safe": True}

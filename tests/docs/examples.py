@@ -28,8 +28,9 @@ MANIFEST = ROOT / "docs" / "examples.toml"
 LANGS = {"bash", "console", "sh", "shell", "python"}
 HOWS = {"run", "quick", "parse", "none"}
 # docs/cli/ belongs to the CLI vocabulary (tests/cli/test_vocabulary.py checks it); the proofs'
-# pages are rendered from proofs/, which hold no commands
-EXCLUDED = ("docs/cli/", "docs/_build/", "docs/proofs/", "docs/tutorials/src/")
+# pages are rendered from proofs/, which hold no commands; the tutorials' code cells run in
+# docs/execute.py (their plain fenced blocks are examples here)
+EXCLUDED = ("docs/cli/", "docs/_build/", "docs/proofs/")
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,9 @@ def test_stored_outputs_are_current(source):
         f"{source.name} changed after its outputs were stored: run "
         f"python docs/execute.py {source.stem}"
     )
-    assert meta["seconds"] <= 60, f"{source.name} ran {meta['seconds']} s, over its 60 s budget"
+    # a minute on 2 idle cores; on a shared machine at load L, 2/L of them (docs/execute.py)
+    budget = 60 * max(1.0, meta["load_average"] / 2)
+    assert meta["seconds"] <= budget, f"{source.name} ran {meta['seconds']} s, budget {budget} s"
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert any(c.get("outputs") for c in code), "the stored notebook has outputs"
     errors = [o for c in code for o in c["outputs"] if o.get("output_type") == "error"]
