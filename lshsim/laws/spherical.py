@@ -34,7 +34,14 @@ even in ``Y``, so their mode lies on ``Y = 0`` and every super-level set is conv
    (until the summed ``|Kronrod - Gauss|`` estimate is below a tenth of the tolerance) over
    composite Gauss-Legendre in ``Y`` (panels doubled until the total moves by less than
    the tolerance); if either cannot converge it raises :class:`QuadratureError` instead of
-   returning a number.
+   returning a number. Each ``X`` interval's ``Y`` limits and inner integrals are computed
+   once and reused while the interval is kept (:class:`_NodeValues`).
+
+The two families' integrands are compiled (Numba kernels over scipy's own Owen's T and
+normal CDFs, :func:`_log_f_at`): the rule's many small evaluations then cost the special
+functions alone, ~4x faster than NumPy on the same numbers (``tests/theory/
+test_spherical_fast.py`` holds them to the NumPy implementation's within 1e-13). Any other
+integrand (``lshsim.laws.topk``) goes through :class:`_Integrand` with NumPy.
 
 ``T = 2`` Voronoi and ``d = 1`` cross-polytope are the one-bit hyperplane hash
 ``sign(g.x)`` and use its closed form ``1 - arccos(a)/pi``.
