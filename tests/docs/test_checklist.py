@@ -161,3 +161,18 @@ def test_relative_links_resolve(page):
             if anchor not in slugs:
                 bad.append(target)
     assert not bad, f"{page}: links that resolve nowhere: {bad}"
+
+
+def test_no_retired_option_spellings():
+    """Commands in the docs use the current option names (lshsim.cli.vocabulary.DEPRECATED)."""
+    from lshsim.cli.vocabulary import DEPRECATED
+
+    found = []
+    for page, text in PAGES.items():
+        for m in re.finditer(r"lshsim ([a-z]+)((?:[^`\n]|\\\n)*)", text):
+            command, rest = m.group(1), m.group(2)
+            for opt in re.findall(r"(?<![\w-])--[A-Za-z][\w-]*", rest):
+                new = DEPRECATED.get((command, opt)) or DEPRECATED.get(("memory", opt))
+                if new:
+                    found.append(f"{page}: lshsim {command} {opt} (now {new})")
+    assert not found, "retired spellings:\n" + "\n".join(found)
