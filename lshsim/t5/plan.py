@@ -163,8 +163,12 @@ def compile_step(
     """Lower and compile the train step for the mesh on abstract inputs.
 
     Returns:
-        ``{"compiled", "state_bytes", "batch_bytes", "compile_seconds"}``: the executable,
-        the state's and the batch's bytes on one device (from the shardings, exact).
+        ``{"compiled", "params", "totals", "compile_seconds", "state_bytes", "batch_bytes"}``:
+        the executable, the abstract parameters, ``totals()`` (the whole step's FLOPs and
+        the loop factors of :func:`analyse`, computed when called: with ``accumulate > 1``
+        it traces the one-batch step, 10 s of CPU for ``base``, which a mesh that does not
+        fit never needs), and the state's and the batch's bytes on one device (from the
+        shardings, exact).
     """
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
@@ -176,32 +180,38 @@ def compile_step(
     optimizer, state = _abstract(config)
     state_sh = state_shardings(config, state, mesh)
     batch_sh = NamedSharding(mesh, PartitionSpec("data"))
+    out_sh = (state_sh, NamedSharding(mesh, PartitionSpec()))
     inputs = abstract_batch(batch, *lengths)
     step = jax.jit(
         make_train_step(config, optimizer, 0, accumulate),
         in_shardings=(state_sh, batch_sh),
-        out_shardings=(state_sh, NamedSharding(mesh, PartitionSpec())),
+        out_shardings=out_sh,
         donate_argnums=0,
     )
     t0 = time.perf_counter()
     with jax.set_mesh(mesh), priced_on_host():
         lowered = step.lower(state, inputs)
         compiled = lowered.compile()
-        seconds = time.perf_counter() - t0
-        looped = _cost(lowered.cost_analysis())
-        whole = looped
-        if accumulate > 1:  # XLA counts a loop's body once: price the one-batch step too
-            one = jax.jit(
-                make_train_step(config, optimizer, 0, 1),
-                in_shardings=(state_sh, batch_sh),
-                out_shardings=(state_sh, NamedSharding(mesh, PartitionSpec())),
-            )
-            whole = _cost(one.lower(state, inputs).cost_analysis())
+    seconds = time.perf_counter() - t0
+
+    def totals() -> tuple[float, tuple[float, float]]:
+        """``(flops_total, loop_scale)``: the unpartitioned step's FLOPs and the factors."""
+        with jax.set_mesh(mesh), priced_on_host():
+            looped = _cost(lowered.cost_analysis())
+            whole = looped
+            if accumulate > 1:  # XLA counts a loop's body once: price the one-batch step too
+                one = jax.jit(
+                    make_train_step(config, optimizer, 0, 1),
+                    in_shardings=(state_sh, batch_sh),
+                    out_shardings=out_sh,
+                )
+                whole = _cost(one.lower(state, inputs).cost_analysis())
+        return whole[0], tuple(w / x if x else 1.0 for w, x in zip(whole, looped, strict=True))
+
     return {
         "compiled": compiled,
         "params": state["params"],
-        "flops_total": whole[0],
-        "loop_scale": tuple(w / x if x else 1.0 for w, x in zip(whole, looped, strict=True)),
+        "totals": totals,
         "compile_seconds": seconds,
         "state_bytes": _shard_bytes(state, state_sh),
         "batch_bytes": _shard_bytes(inputs, jax.tree_util.tree_map(lambda _: batch_sh, inputs)),
@@ -280,6 +290,7 @@ def plan(
     target_length: int | None = None,
     hardware: str | Hardware | None = None,
     hardware_table: Mapping[str, Hardware] | None = None,
+    flops_when_unfit: bool = True,
 ) -> dict[str, Any]:
     """The per-device memory, FLOPs and roofline of one training step on a mesh.
 
@@ -295,6 +306,10 @@ def plan(
         hardware: a :data:`lshsim.t5.hardware.HARDWARE` name: adds ``fits``, the roofline
             and the MFU bound.
         hardware_table: look ``hardware`` up here instead (tests).
+        flops_when_unfit: ``False``: a step that does not fit ``hardware`` is reported by its
+            memory only (the FLOPs, ``flops_per_step*``, ``bytes_accessed_per_step`` and the
+            roofline left out), sparing the whole step's FLOPs (with ``accumulate > 1``, a
+            second trace of the model): :func:`minimal_plan`'s meshes that do not fit.
 
     Returns:
         A JSON-ready dict: ``mesh``, ``devices``, the shapes, ``expert_impl`` (the one
@@ -329,10 +344,17 @@ def plan(
         "params": count_tree(res["params"]),
         "state_bytes": res["state_bytes"],
         "batch_bytes": res["batch_bytes"],
-        **analyse(res["compiled"], res["loop_scale"]),
-        "flops_per_step_total": res["flops_total"],
+        **analyse(res["compiled"]),
         "compile_seconds": res["compile_seconds"],
     }
+    if hw is not None and not flops_when_unfit and out["per_device_bytes"] > hw.hbm_bytes:
+        for key in ("flops_per_step", "bytes_accessed_per_step"):
+            del out[key]
+        out.update(hardware=hw.to_dict(), fits=False)
+        out["headroom_bytes"] = hw.hbm_bytes - out["per_device_bytes"]
+        return out
+    flops_total, loop_scale = res["totals"]()
+    out.update(analyse(res["compiled"], loop_scale), flops_per_step_total=flops_total)
     if hw is not None:
         out.update(fit(out["per_device_bytes"], out["flops_per_step"], out, hw))
     return out
@@ -447,6 +469,7 @@ def minimal_plan(
                 input_length=lengths[0],
                 target_length=lengths[1],
                 hardware=hw,
+                flops_when_unfit=False,
             )
             entry.update(per_device_bytes=row["per_device_bytes"], fits=row["fits"])
             best = row if row["fits"] else None

@@ -158,3 +158,14 @@ def test_too_few_devices_reruns_in_a_child(monkeypatch):
     assert cmd[3:] == [*argv, "--batch", "8", "--json"]
     assert f"--xla_force_host_platform_device_count={n}" in env["XLA_FLAGS"].split()
     assert env["JAX_PLATFORMS"] == "cpu" and env["LSHSIM_PLAN_CHILD"] == "1"
+
+
+def test_the_search_prices_its_mesh_as_plan_does(plans):
+    """The search prices the whole step (FLOPs, bytes accessed) only for the mesh that fits,
+    the others by their memory alone; the mesh it answers has the direct plan's figures."""
+    best = plans["minimal"]["best"]
+    mesh = (best["mesh"]["data"], best["mesh"]["model"])
+    known = {(1, 1): plans["model"]["1"], (2, 1): plans["data2"], (1, 2): plans["model"]["2"]}
+    for key in ("per_device_bytes", "flops_per_step", "flops_per_step_total", "temp_bytes"):
+        assert best[key] == known[mesh][key], key
+    assert best["expert_impl"] == "ragged"  # auto, planned for its accelerator
