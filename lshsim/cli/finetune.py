@@ -52,33 +52,39 @@ def add_parser(sub) -> None:
         epilog=_EPILOG,
         formatter_class=Formatter,
     )
-    ft.add_argument("--run", metavar="RUN", help="the pretrained run folder (`lshsim train`)")
-    ft.add_argument("--step", type=int, metavar="N", help="its checkpoint (default: latest good)")
-    ft.add_argument("--task", required=True, metavar="NAME", help="a task or mixture (below)")
-    ft.add_argument("--data", metavar="DIR", help="the task's data folder")
-    ft.add_argument("-o", "--out", required=True, metavar="DIR", help="the fine-tuning run folder")
-    ft.add_argument("--steps", required=True, type=int, metavar="N", help="total steps")
-    ft.add_argument("--batch", type=int, metavar="B", help="examples per step (default 256)")
-    ft.add_argument("--lr", type=float, metavar="X", help="constant learning rate (default 1e-3)")
-    ft.add_argument("--dropout", type=float, metavar="P", help="dropout rate (default 0.1)")
-    ft.add_argument("--seed", type=int, metavar="s", help="seed (default 0)")
-    ft.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (from data)")
-    ft.add_argument("--target-length", type=int, metavar="T", help="decoder tokens (from data)")
-    ft.add_argument("--cap", type=int, metavar="K", help="mixture examples cap (default 1e6)")
-    ft.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
-    ft.add_argument(
+    src = ft.add_argument_group("the pretrained run and the task")
+    src.add_argument("--run", metavar="DIR", help="the pretrained run folder (`lshsim train`)")
+    src.add_argument("--step", type=int, metavar="N", help="its checkpoint (default: latest good)")
+    src.add_argument("--task", required=True, metavar="NAME", help="a task or mixture (below)")
+    src.add_argument("--data", metavar="DIR", help="the task's data folder")
+    src.add_argument("--cap", type=int, metavar="K", help="mixture examples cap (default 1e6)")
+    src.add_argument("--input-length", type=int, metavar="L", help="encoder tokens (from data)")
+    src.add_argument("--target-length", type=int, metavar="T", help="decoder tokens (from data)")
+    run = ft.add_argument_group("the fine-tuning run")
+    run.add_argument("-o", "--out", required=True, metavar="DIR", help="the fine-tuning run folder")
+    run.add_argument("--steps", required=True, type=int, metavar="N", help="total steps")
+    run.add_argument("--resume", action="store_true", help="continue the run in --out")
+    opt = ft.add_argument_group("optimisation")
+    opt.add_argument("--batch", type=int, metavar="B", help="examples per step (default 256)")
+    opt.add_argument("--lr", type=float, metavar="X", help="constant learning rate (default 1e-3)")
+    opt.add_argument("--dropout", type=float, metavar="P", help="dropout rate (default 0.1)")
+    opt.add_argument("--seed", type=int, metavar="s", help="seed (default 0)")
+    keep = ft.add_argument_group("evaluation and checkpoints")
+    keep.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
+    keep.add_argument(
         "--eval-examples", type=int, metavar="N", help="evaluate at most N examples per split"
     )
-    ft.add_argument("--checkpoint-every", type=int, metavar="K", help="checkpoint every K steps")
-    ft.add_argument("--keep-checkpoints", type=int, metavar="N", help="keep N (default 3)")
-    ft.add_argument(
+    keep.add_argument("--checkpoint-every", type=int, metavar="K", help="checkpoint every K steps")
+    keep.add_argument("--keep-checkpoints", type=int, metavar="N", help="keep N (default 3)")
+    dev = ft.add_argument_group("devices")
+    dev.add_argument(
         "--mesh",
         metavar="data=A,model=B",
         help="device mesh of A x B devices, as for train (default: data = all devices)",
     )
-    ft.add_argument("--devices", type=int, metavar="D", help="data-parallel devices: data=D")
-    ft.add_argument("--resume", action="store_true", help="continue the run in --out")
-    ft.add_argument("--json", action="store_true", help=JSON_HELP)
+    dev.add_argument("--devices", type=int, metavar="D", help="data-parallel devices: data=D")
+    out = ft.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help=JSON_HELP)
     ft.set_defaults(func=run_finetune)
 
 
