@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -51,6 +53,29 @@ def test_a_second_sweep_into_a_running_sweeps_folder_is_refused(tmp_path):
     assert not out.exists()  # the first wrote nothing: its folder is gone with its lock
     run_sweep(spec(), out)  # the folder is free again
     assert len(read_table(out)) == 4
+
+
+def test_the_lock_holds_across_processes_and_dies_with_its_holder(swept):
+    """Another process holding the folder (a sweep running elsewhere) refuses this one; once
+    that process is gone (killed: the kernel drops its flock), ``--resume`` goes on."""
+    code = (
+        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(swept / LOCK)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ValueError, match="is in use by a running sweep"):
+            run_sweep(spec(), swept, resume=True)
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert run_sweep(spec(), swept, resume=True).skipped == 4
 
 
 def test_a_foreign_part_is_refused_by_resume_and_plot(swept, tmp_path):
