@@ -6,7 +6,9 @@ the tests treat each one, by its id (``FILE::first line``):
 
 - ``run``: every ``lshsim`` command (in process) or the Python code runs as shown; where the
   block shows output, each shown line must match a line of the real output, every number to
-  the digits shown (``...`` lines are elisions; keys in ``volatile`` are checked by name only).
+  the digits shown (``...`` lines are elisions; keys in ``volatile`` are checked by name only);
+  output shown without an elision must be the whole output (a line the command now prints
+  that the page lacks fails too).
 - ``quick``: run with the documented quick flag in ``quick`` appended or swapped in.
 - ``parse``: every ``lshsim`` command's options are parsed by the real parser (an unknown or
   renamed option fails), every ``python experiments/X.py`` command's options are looked up in

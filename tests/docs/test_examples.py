@@ -79,8 +79,15 @@ def test_run_examples(key, tmp_path, monkeypatch):
         argv = cmd.argv[1:] + list(entry.get("quick", []))
         code, out, err = _run_lshsim(argv)
         assert code == 0, f"{key}: lshsim {' '.join(argv)} exited {code}: {err.strip()}"
-        bad = output_mismatches(cmd.shown, out, entry.get("volatile", []))
+        volatile = entry.get("volatile", [])
+        bad = output_mismatches(cmd.shown, out, volatile)
         assert not bad, f"{key}: shown lines not in the output:\n" + "\n".join(bad) + "\n--\n" + out
+        shown = [ln for ln in cmd.shown if ln.strip()]
+        if shown and not any(ln.strip() == "..." for ln in shown):
+            # output shown without an elision is the whole output: no line may be missing
+            unshown = output_mismatches(out.splitlines(), "\n".join(shown), volatile)
+            missing = "\n".join(unshown)
+            assert not unshown, f"{key}: output lines the page does not show:\n{missing}"
         ran += 1
     assert ran, key
 
