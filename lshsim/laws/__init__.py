@@ -10,6 +10,9 @@ family objects. The package sits below :mod:`lshsim.hashing` in the import graph
   quadrature, accurate to a relative ``1e-9`` by default;
 * :mod:`~lshsim.laws.ngram`: hashed n-grams on the sentence model (and the heads' moduli);
 * :mod:`~lshsim.laws.topk`: the exact top-k overlap of Voronoi (softmax top-k);
+* :mod:`~lshsim.laws.topk_reduced`: exact O(k) samplers of the top-k overlap (Voronoi, product
+  keys) and PKM's numerical top-k law; :mod:`~lshsim.laws.topk_sentences`: their sentence
+  averages;
 * :mod:`~lshsim.laws.tables`: a checked Chebyshev table of ``log P`` in the angle, for laws
   evaluated at many cosines.
 """
