@@ -121,6 +121,8 @@ _BOX_T, _BOX_W = np.polynomial.legendre.leggauss(32)
 _CELL_T, _CELL_W = np.polynomial.legendre.leggauss(8)
 #: integrand kinds of the compiled kernels (:func:`_log_f_at`)
 _VORONOI, _CROSSPOLYTOPE = 0, 1
+# error_model="numpy": NumPy's float semantics (a division by zero gives inf or nan, as the
+# NumPy rule did; Numba's default would raise ZeroDivisionError inside the rule)
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
