@@ -32,7 +32,7 @@ def test_claim_counts_match_lshsim_check():
     said = [
         (page, int(m.group(1)))
         for page, text in PAGES.items()
-        for m in re.finditer(r"\b(\d+)\s+(?:precise,\s+)?(?:executable\s+)?claims\b", text)
+        for m in re.finditer(r"(?<![/\d])(\d+)\s+(?:precise,\s+)?(?:executable\s+)?claims\b", text)
     ]
     assert said, "the docs state the number of claims somewhere"
     wrong = [(page, n) for page, n in said if n != len(CLAIMS)]
