@@ -75,6 +75,8 @@ def upper_orthant(h: np.ndarray, k: np.ndarray, rho: np.ndarray) -> np.ndarray:
     ak = np.where(k == 0, np.copysign(np.inf, h - rho * k), ak)
     beta = np.where((h * k > 0) | ((h * k == 0) & (h + k >= 0)), 0.0, 0.5)
     out = 0.5 * (ndtr(-h) + ndtr(-k)) - owens_t(h, ah) - owens_t(k, ak) - beta
+    # h = k = 0: Owen's a_h, a_k have no limit there; Sheppard's 1/4 + asin(rho) / (2 pi)
+    out = np.where((h == 0) & (k == 0), 0.25 + np.arcsin(rho) / (2.0 * np.pi), out)
     return np.clip(out, 0.0, None)
 
 
@@ -168,7 +170,9 @@ def _rest_top_scores(
         dens = np.exp(-0.5 * w * w) / np.sqrt(2.0 * np.pi) * ndtr((c - a * w) / root) / below
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             nxt = w + f * np.maximum(p, 1e-300) / dens
-        ok = np.isfinite(nxt) & (nxt >= lo) & (nxt <= hi)
+        # strictly inside: where p underflows to 0 (far right of the root) the step is about
+        # 1e-275 and would leave w where it is for every step; bisect instead
+        ok = np.isfinite(nxt) & (nxt > lo) & (nxt < hi)
         w = np.where(ok, nxt, 0.5 * (lo + hi))
     out = np.full((count, k), -np.inf)
     out[:, :kk] = w
