@@ -53,6 +53,8 @@ RESULT_COLUMNS = {
     "exact": "float64",
     "successes": "int64",
     "trials": "int64",
+    "pairs": "int64",
+    "effective_trials": "float64",
     "seconds": "float64",
 }
 #: Distribution -> column of the version of the process that ran the cell.
@@ -185,6 +187,8 @@ def _simulate(cell: Cell, threads: int | None) -> dict:
         "exact": exact,
         "successes": est.successes,
         "trials": est.samples,
+        "pairs": est.pairs,
+        "effective_trials": est.effective_trials,
     }
 
 

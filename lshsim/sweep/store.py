@@ -38,9 +38,10 @@ META = "_sweep.json"
 #: The lock file of a running sweep (skipped by Parquet readers: it starts with ``_``).
 LOCK = "_sweep.lock"
 #: The format versions of :data:`META`: 2 adds ``sweep_id`` (parts of 1 carry no owner); 3:
-#: ``simulate``'s mode defaults to ``auto`` and a cell's key holds the mode it resolved to.
-FORMAT = 3
-FORMATS = (1, 2, 3)
+#: ``simulate``'s mode defaults to ``auto`` and a cell's key holds the mode it resolved to; 4:
+#: rows carry ``pairs`` and ``effective_trials`` (the interval's independent units).
+FORMAT = 4
+FORMATS = (1, 2, 3, 4)
 #: The Parquet metadata key of a part: the id of the sweep that wrote it.
 OWNER_KEY = b"lshsim.sweep_id"
 #: Part files: ``part-<index>.parquet``.
@@ -276,6 +277,11 @@ def open_store(path: str | Path, spec: Spec, *, resume: bool) -> Store:
                 raise ValueError(
                     f"--resume: the sweep in {path} was written before simulate's --mode "
                     "default became auto (its cells' keys name the old default); give a new --out"
+                )
+            if meta["format"] < 4:
+                raise ValueError(
+                    f"--resume: the sweep in {path} was written before rows carried pairs and "
+                    "effective_trials (its parts have other columns); give a new --out"
                 )
             store.sweep_id = meta.get("sweep_id")
     except BaseException:

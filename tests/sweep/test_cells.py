@@ -93,9 +93,8 @@ def test_row_is_what_the_cli_prints_with_the_cells_seed(capsys):
     argv = "simulate --family voronoi --buckets 16 --cosine 0.9 --mode reduced --samples 300"
     assert main([*argv.split(), "--seed", str(row["seed"]), "--json"]) == 0
     cli = json.loads(capsys.readouterr().out)
-    assert [cli[k] for k in ("estimate", "ci_low", "ci_high", "successes", "samples")] == [
-        row[k] for k in ("estimate", "ci_low", "ci_high", "successes", "trials")
-    ]
+    keys = ("estimate", "ci_low", "ci_high", "successes", "samples", "pairs", "effective_trials")
+    assert [cli[k] for k in keys] == [row[k] for k in (*keys[:4], "trials", *keys[5:])]
     assert row["ci_low"] <= row["exact"] <= row["ci_high"]  # exact theory beside it
 
 

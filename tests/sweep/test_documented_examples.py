@@ -1,4 +1,4 @@
-"""The sweep examples the README and ``lshsim sweep --help`` show run, with their exact values.
+"""The sweep examples the guide and ``lshsim sweep --help`` show run, with their exact values.
 
 A rename once made both exit 2 (the runner compared the cross-polytope's rotation with a
 name it no longer had) and no test saw it. Here each documented SPEC is read from the text
@@ -23,8 +23,8 @@ from lshsim.sweep.store import read_table
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _readme_spec() -> str:
-    text = (ROOT / "README.md").read_text()
+def _guide_spec() -> str:
+    text = (ROOT / "docs" / "guide" / "sweeps.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
     (spec,) = [b for b in blocks if "[[grids]]" in b]
     return spec
@@ -35,7 +35,7 @@ def _help_spec() -> str:
     return "\n".join(line[2:] for line in body.splitlines())
 
 
-@pytest.mark.parametrize("source", [_readme_spec, _help_spec], ids=["README", "sweep --help"])
+@pytest.mark.parametrize("source", [_guide_spec, _help_spec], ids=["guide", "sweep --help"])
 def test_documented_sweep_runs_with_exact_values(source, tmp_path):
     (tmp_path / "sweep.toml").write_text(source())
     raw = load_spec(tmp_path / "sweep.toml").canonical()
