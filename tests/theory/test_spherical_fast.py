@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from scipy.special import log_ndtr, ndtr, owens_t
 
-from lshsim.laws import spherical
+from lshsim.laws import spherical, spherical_kernels
 
 REFERENCE = Path(__file__).parent / "data" / "spherical_reference.json"
 #: agreement required of every probability (the quadrature's own rtol is 1e-9)
@@ -186,7 +186,7 @@ def test_points_reach_every_branch():
         reached |= {"u = 0"} if np.any(u == 0.0) else set()
         reached |= {"tail"} if np.any(np.minimum(u, v) < -37.0) else set()
         reached |= {"outside wedge"} if np.any(np.isneginf(log_box)) else set()
-        if alpha < spherical.SLIVER_ALPHA:
+        if alpha < spherical_kernels.SLIVER_ALPHA:
             inside = np.minimum(u, v) >= -37.0
             reached |= {"phi2 sliver"} if np.any(inside & (log_phi2 < math.log(0.5))) else set()
             wedge = (u > 0) & (v > 0)
