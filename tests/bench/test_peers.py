@@ -86,6 +86,7 @@ def test_cli_lists_cases_and_refuses_unknown_ones():
         "crosspolytope_hadamard",
         "voronoi_reduced",
         "voronoi_exact",
+        "productkey_topk",
         "altup",
         "t5",
     ]
