@@ -30,7 +30,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lshsim.studies.kinds import MC_STACK, METADATA, compile_rules, kind_of, rules, tolerance
+from lshsim.studies.kinds import (
+    MC_STACK,
+    METADATA,
+    TOP,
+    compile_rules,
+    kind_of,
+    rules,
+    tolerance,
+)
 
 __all__ = ["EXAMPLES", "Comparison", "Quantity", "compare", "load", "table"]
 
@@ -78,7 +86,11 @@ class Quantity:
 
 @dataclass
 class Comparison:
-    """The comparison of two runs: what they are, how their versions differ, each quantity."""
+    """The comparison of two runs: what they are, how their versions differ, each quantity.
+
+    ``idle_rules``: recorded kinds patterns that match no number of either file (reported:
+    the numbers they were written for are held to a broader rule's promise instead).
+    """
 
     a: str
     b: str
@@ -89,6 +101,7 @@ class Comparison:
     stack_differences: list[str]
     kinds_from: str
     quantities: list[Quantity]
+    idle_rules: list[str] = field(default_factory=list)
 
     @property
     def broken(self) -> list[Quantity]:
@@ -173,6 +186,8 @@ def _difference(a: Any, b: Any) -> tuple[bool, float, float]:
     if _is_number(a) and _is_number(b):
         if a == b or (math.isnan(a) and math.isnan(b)):
             return True, 0.0, 0.0
+        if math.isnan(a) or math.isnan(b):  # a NaN against a number: as far apart as can be
+            return False, math.inf, math.inf
         diff = abs(a - b)
         scale = max(abs(a), abs(b))
         return False, diff, (diff / scale if scale > 0 and math.isfinite(diff) else math.inf)
@@ -244,6 +259,15 @@ def _verdict(q: Quantity, stack_same: bool) -> None:
         q.verdict = "holds" if not q.differ else "differs (platform)"
 
 
+def _idle_rules(found: dict[str, Any], rows: dict[str, Quantity]) -> list[str]:
+    """The kinds patterns (beyond :data:`TOP`) that no number of either file matched.
+
+    Such a rule promises nothing (a typo, or evidence renamed after its kinds were written),
+    and the numbers it was meant for fall back to a broader rule's kind.
+    """
+    return [p for p in found if p not in TOP and p not in rows]
+
+
 def compare(path_a: str | Path, path_b: str | Path) -> Comparison:
     """Compare every number of two runs by the promise of its kind.
 
@@ -304,6 +328,7 @@ def compare(path_a: str | Path, path_b: str | Path) -> Comparison:
         stack_differences=stack,
         kinds_from=source,
         quantities=list(rows.values()),
+        idle_rules=_idle_rules(found, rows) if source.startswith("recorded") else [],
     )
 
 
@@ -338,6 +363,13 @@ def table(c: Comparison) -> list[str]:
             f"{q.pattern:<{width}}  {q.kind:<11}  {q.numbers:>7}  {differ:>6}  "
             f"{_num(q.max_abs):>8}  {_num(q.max_rel):>8}  {q.verdict}"
         )
+    if c.idle_rules:
+        lines += [
+            "",
+            f"{len(c.idle_rules)} kinds patterns ({c.kinds_from}) match no number; "
+            "their numbers fall under a broader rule:",
+        ]
+        lines += [f"  {p}" for p in c.idle_rules]
     shown = [q for q in c.quantities if q.differences]
     if shown:
         lines += ["", "Differences (A -> B; up to 3 per quantity, all with --json):"]

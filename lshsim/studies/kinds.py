@@ -174,10 +174,15 @@ def kind_of(
 ) -> tuple[str, str] | None:
     """The ``(pattern, kind)`` of the most specific rule matching ``path``; None if none does.
 
+    A key that contains ``/`` (``"mean rate (must be s/l)"``) is matched as the segments it
+    would have in a pattern, so the pattern written with that key matches it.
+
     Args:
         path: the number's path (dict keys and list indices as strings).
         compiled: :func:`compile_rules`' output.
     """
+    if any("/" in key for key in path):
+        path = tuple(part for key in path for part in key.split("/"))
     for segments, pattern, kind in compiled:
         if len(segments) <= len(path) and all(
             s == "*" or s == p for s, p in zip(segments, path, strict=False)

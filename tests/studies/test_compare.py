@@ -8,11 +8,13 @@ number, the kinds read from the file); the CLI's side is in ``tests/cli/test_com
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 
-from lshsim.studies.compare import compare
+from lshsim.studies.compare import compare, table
+from lshsim.studies.kinds import compile_rules, kind_of
 
 STACK = {"python": "3.11.7", "numpy": "2.4.6", "scipy": "1.17.1", "numba": "0.68.1"}
 VERSIONS = {**STACK, "llvmlite": "0.50.0", "platform": "Linux-x86_64", "cpu": "AMD EPYC"}
@@ -166,3 +168,31 @@ def test_numbers_no_rule_covers_are_held_exact(tmp_path):
     result = compare(_write(tmp_path, "a", doc_a), _write(tmp_path, "b", doc_b))
     q = _row(result, "(unclassified)")
     assert q.kind == "exact" and q.broken
+
+
+def test_a_nan_against_a_number_is_an_infinite_difference(tmp_path):
+    """A NaN where A has a number is as far as can be: max abs inf, beyond any tolerance."""
+    a, b = _pair(tmp_path, lambda d: d["studies"]["s"]["exact"].__setitem__(0, float("nan")))
+    q = next(q for q in compare(a, b).quantities if q.pattern == "studies/s")
+    assert (q.max_abs, q.max_rel, q.beyond, q.verdict) == (math.inf, math.inf, 1, "BROKEN")
+
+
+def test_a_kinds_pattern_that_matches_nothing_is_reported(tmp_path):
+    """A recorded rule that covers no number is listed (its numbers fell to a broader rule)."""
+
+    def stale(d):
+        d["kinds"]["studies/s/montecarlo"] = "monte_carlo"
+
+    a, b = _pair(tmp_path, stale)
+    assert compare(a, b).idle_rules == []  # A's kinds are the ones read
+    c = compare(b, a)
+    assert c.idle_rules == ["studies/s/montecarlo"]
+    assert "  studies/s/montecarlo" in table(c)
+
+
+def test_a_key_with_a_slash_is_matched_by_its_pattern():
+    """Evidence keys may contain ``/`` ("k = 1 law / exact"); the pattern written with the key
+    matches it."""
+    compiled = compile_rules({"": "exact", "rate (s/l)": "monte_carlo"})
+    assert kind_of(("rate (s/l)", "V=64"), compiled) == ("rate (s/l)", "monte_carlo")
+    assert kind_of(("rate (s",), compiled) == ("", "exact")

@@ -66,6 +66,23 @@ def test_evidence_changes_under_the_mutation(quick_verdicts):
         ), cid
 
 
+def test_every_kinds_pattern_matches_its_evidence(quick_verdicts):
+    """Each claim's kinds (``lshsim compare``'s promises) cover some number of its evidence.
+
+    A pattern that matches nothing (evidence renamed after its kinds were written) leaves its
+    numbers under the claim's broader rule, and ``compare`` would judge them by that.
+    """
+    from lshsim.studies.compare import _leaves
+    from lshsim.studies.kinds import compile_rules, kind_of
+
+    idle = {}
+    for cid, v in quick_verdicts.items():
+        compiled = compile_rules(claims.CLAIMS[cid].kinds or {})
+        used = {kind_of(path, compiled)[0] for path, _ in _leaves(v.evidence)}
+        idle[cid] = sorted(p for _, p, _ in compiled if p and p not in used)
+    assert idle == {cid: [] for cid in quick_verdicts}
+
+
 def test_mutations_are_named_and_distinct():
     """One mutation per Theorem 1 claim, each named once, with a one-sentence description."""
     names = [claims.CLAIMS[cid].mutation.name for cid in IDS]
