@@ -158,7 +158,14 @@ def test_collect_names_each_damaged_run_file(tmp_path):
 def test_study_launcher_options_are_checked_on_a_dry_run(tmp_path, capsys):
     from lshsim.studies.memory.cli import console
 
-    base = ["--study", "table5", "--out", str(tmp_path / "r"), "--json", str(tmp_path / "m.json")]
+    base = [
+        "--study",
+        "table5",
+        "--out",
+        str(tmp_path / "r"),
+        "--results",
+        str(tmp_path / "m.json"),
+    ]
     cases = [
         (["--launcher", "dask", "--scheduler", "garbage", "--dry-run"], "--scheduler: expected"),
         (["--launcher", "dask", "--workers", "100000", "--dry-run"], "--workers: 100000 processes"),

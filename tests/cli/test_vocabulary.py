@@ -141,3 +141,14 @@ def test_the_docs_page_is_current():
         "docs/cli/vocabulary.md is stale: python -m lshsim.cli.vocabulary_doc > "
         "docs/cli/vocabulary.md"
     )
+
+
+def test_the_study_launchers_json_path_is_now_results(tmp_path, capsys):
+    """``memory_studies.py --json PATH`` (its results file) warns and means ``--results``."""
+    from lshsim.studies.memory import cli as ms
+
+    vocabulary._warned.clear()
+    path = tmp_path / "m.json"
+    out = ms.main(["--study", "table5", "--dry-run", "--json", str(path)])
+    assert out["runs"] and "--json is now --results" in capsys.readouterr().err
+    assert ms.build_parser().parse_args(["--results", str(path)]).results == path

@@ -190,7 +190,7 @@ def test_local_and_dask_launches_relaunch_and_collect(corpus, tmp_path, monkeypa
 
 def test_collect_from_the_command_line_exits_1_when_runs_are_missing(tmp_path, capsys):
     argv = ["--study", "table5", "--seeds", "1", "--collect", "--out", str(tmp_path / "r")]
-    assert ms.console([*argv, "--json", str(tmp_path / "m.json")]) == 1
+    assert ms.console([*argv, "--results", str(tmp_path / "m.json")]) == 1
     out = capsys.readouterr().out
     assert "3 distinct runs: 0 already in the JSON, 0 collected, 0 failed, 3 missing" in out
     assert out.count("(not submitted)") == 3
@@ -203,7 +203,7 @@ def test_slurm_dry_run_of_the_real_variant_prints_147_scripts(tmp_path, capsys):
             *("--variant", "real", "--launcher", "slurm", "--dry-run", "--partition", "a100"),
             *("--gpus-per-node", "8", "--nodes", "2", "--time", "2-00:00:00", "--mem", "500G"),
             *("--cpus-per-task", "32", "--train-args", "--devices 16", "--out", str(out)),
-            *("--json", str(json_path)),
+            *("--results", str(json_path)),
         ]
     )
     text = capsys.readouterr().out
@@ -246,7 +246,14 @@ def test_slurm_dry_run_of_the_real_variant_prints_147_scripts(tmp_path, capsys):
     ],
 )
 def test_bad_launch_options_are_one_line_and_exit_2(argv, message, tmp_path, capsys):
-    base = ["--study", "table5", "--out", str(tmp_path / "r"), "--json", str(tmp_path / "m.json")]
+    base = [
+        "--study",
+        "table5",
+        "--out",
+        str(tmp_path / "r"),
+        "--results",
+        str(tmp_path / "m.json"),
+    ]
     try:
         status = ms.console([*base, *argv])
     except SystemExit as exc:  # argparse's own errors

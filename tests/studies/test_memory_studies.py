@@ -96,7 +96,7 @@ def test_shared_runs_are_planned_once():
 def test_real_dry_run_lists_the_expected_runs(tmp_path, capsys):
     """3 seeds: 12 + 60 + 78 + 9 runs, 147 distinct; nothing is trained or written."""
     json_path = tmp_path / "m.json"
-    res = ms.main(["--variant", "real", "--dry-run", "--json", str(json_path)])
+    res = ms.main(["--variant", "real", "--dry-run", "--results", str(json_path)])
     out = capsys.readouterr().out
     assert len(res["runs"]) == 147
     for name, n in (("table1", 12), ("lookups", 60), ("softmax_sweep", 78), ("table5", 9)):
@@ -107,7 +107,7 @@ def test_real_dry_run_lists_the_expected_runs(tmp_path, capsys):
 
 def test_out_inside_the_repository_is_refused(tmp_path):
     with pytest.raises(SystemExit) as exc:
-        ms.main(["--out", str(ms.REPO / "runs"), "--json", str(tmp_path / "m.json")])
+        ms.main(["--out", str(ms.REPO / "runs"), "--results", str(tmp_path / "m.json")])
     assert exc.value.code == 2
 
 
@@ -179,7 +179,7 @@ def test_micro_run_writes_rows_and_resumes(tmp_path, monkeypatch):
         saved["runs"][lost]["final_eval"]["loss"], rel=1e-6
     )
 
-    doc = ms.main(["--plot", "--study", "table5", "--json", str(json_path)])
+    doc = ms.main(["--plot", "--study", "table5", "--results", str(json_path)])
     assert sorted(p.name for p in json_path.parent.glob("memory_*")) == [
         "memory_table5.png",
         "memory_table5.svg",
@@ -232,10 +232,10 @@ def test_plot_sweep_draws_one_line_per_bucket_count():
 def test_steps_override_plans_distinct_runs(tmp_path, capsys):
     """--steps N keys its runs apart from the variant's own (they go to their own JSON)."""
     json_path = tmp_path / "long.json"
-    default = ms.main(["--study", "table5", "--dry-run", "--json", str(json_path)])["runs"]
-    longer = ms.main(["--study", "table5", "--steps", "7", "--dry-run", "--json", str(json_path)])[
-        "runs"
-    ]
+    default = ms.main(["--study", "table5", "--dry-run", "--results", str(json_path)])["runs"]
+    longer = ms.main(
+        ["--study", "table5", "--steps", "7", "--dry-run", "--results", str(json_path)]
+    )["runs"]
     assert [s.setup.steps for s in longer] == [7] * len(default)
     assert {s.key for s in longer}.isdisjoint(s.key for s in default)
     with pytest.raises(SystemExit):

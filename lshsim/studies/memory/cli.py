@@ -62,6 +62,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lshsim.cli.vocabulary import install_aliases
 from lshsim.launch import add_launch_flags, collect, launcher_from_args
 from lshsim.studies.memory.document import load_doc
 from lshsim.studies.memory.jobs import collect_runs, launch_runs, make_jobs, parse_train_args
@@ -120,7 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--variant", default="smoke", choices=["smoke", "real"])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None, help="run directories (default: cache)")
-    ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    ap.add_argument(
+        "--results",
+        type=Path,
+        default=DEFAULT_JSON,
+        metavar="PATH",
+        help="the studies' results file, read and written (default: figures/memory_studies.json;\n"
+        "the figures go beside it)",
+    )
     ap.add_argument("--corpus", nargs="+", default=None, help="corpus files (real variant)")
     ap.add_argument(
         "--dry-run",
@@ -139,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="train this many steps instead of the variant's (runs are keyed by it; give a "
-        "separate --json, whose folder also gets the figures)",
+        "separate --results, whose folder also gets the figures)",
     )
     ap.add_argument(
         "--finetune",
@@ -155,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--finetune-batch", type=int, metavar="B", help="fine-tuning batch (real 256, smoke 16)"
     )
     add_launch_flags(ap)
+    install_aliases(ap, "memory_studies")
     return ap
 
 
@@ -222,16 +231,16 @@ def run(argv: Sequence[str] | None = None) -> tuple[dict[str, Any], int]:
     launcher = launcher_from_args(args, progress=args.progress) if launches else None
     parse_train_args(args.train_args)  # a bad --train-args fails before any work
     specs = _plans(args)
-    doc = load_doc(args.json)
+    doc = load_doc(args.results)
     status = 0
     if args.finetune:
         from lshsim.studies.memory import finetune as ft
 
         jobs = ft.chains_from_args(args, specs, _out(args, ap))
         if args.dry_run and args.launcher != "slurm":
-            print(ft.format_chain(jobs, set(ft.load_rows(ft.finetune_json(args.json)))))
+            print(ft.format_chain(jobs, set(ft.load_rows(ft.finetune_json(args.results)))))
             return {"chains": [j.key for j in jobs]}, 0
-        rows, report = ft.launch_chains(jobs, launcher, args.json)
+        rows, report = ft.launch_chains(jobs, launcher, args.results)
         return {"finetune": rows}, int(bool(report.failed))
     if args.dry_run and args.launcher == "slurm":
         out = _out(args, ap)
@@ -239,18 +248,18 @@ def run(argv: Sequence[str] | None = None) -> tuple[dict[str, Any], int]:
     if args.dry_run:
         return {"runs": dry_run(specs, doc)}, 0
     if args.reeval:
-        doc = reeval(doc, [s.key for v in specs.values() for s in v], args.json)
+        doc = reeval(doc, [s.key for v in specs.values() for s in v], args.results)
     elif args.collect:
-        doc, found = collect_runs(specs, args.variant, _out(args, ap), args.json)
+        doc, found = collect_runs(specs, args.variant, _out(args, ap), args.results)
         status = int(bool(found.missing or found.failed))
     elif not args.plot:
         out = _out(args, ap)
         doc, report = launch_runs(
-            specs, args.variant, out, args.json, launcher=launcher, train_args=args.train_args
+            specs, args.variant, out, args.results, launcher=launcher, train_args=args.train_args
         )
         status = int(bool(report.failed))
     else:
-        for path in write_figures(doc, args.variant, args.json.parent):
+        for path in write_figures(doc, args.variant, args.results.parent):
             print(f"wrote {path}")
     print(format_summary(doc, args.variant, STUDIES))
     return doc, status

@@ -1,6 +1,6 @@
 """The memory studies' results document: reading, merging and writing it atomically.
 
-The document (``--json``, by default ``figures/memory_studies.json``) holds ``runs`` (one row
+The document (``--results``, by default ``figures/memory_studies.json``) holds ``runs`` (one row
 per run key, with the held-out evaluation ``heldout`` and train's ``final_eval``), ``studies``
 (per variant and study: the setup and each variant's run keys) and ``summary``
 (:func:`lshsim.studies.memory.report.summarize`, rewritten on every save). Study names are

@@ -41,7 +41,7 @@ def test_memory_studies_dry_run_prints_the_chains(tmp_path, capsys, keyword):
     from lshsim.studies.memory.cli import run
 
     argv = ["--study", "table1", "--seeds", "1", "--out", str(tmp_path), "--dry-run"]
-    argv += ["--json", str(tmp_path / "m.json"), "--finetune", "sst2"]
+    argv += ["--results", str(tmp_path / "m.json"), "--finetune", "sst2"]
     doc, status = run([*argv, "--finetune-data", str(keyword)])
     out = capsys.readouterr().out
     assert status == 0 and len(doc["chains"]) == 4
