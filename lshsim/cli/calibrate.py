@@ -41,37 +41,41 @@ def add_parser(sub) -> None:
         epilog="examples:\n  lshsim calibrate --quick\n"
         "  lshsim calibrate --row voronoi --workers 2 --out runs/calibration\n",
     )
-    cal.add_argument(
+    rows = cal.add_argument_group("which rows")
+    sampling = cal.add_argument_group("seeds")
+    execution = cal.add_argument_group("execution")
+    output = cal.add_argument_group("output")
+    sampling.add_argument(
         "--seeds",
         type=int,
         default=None,
         help=f"runs per row (default {SEEDS}; with --quick {QUICK_SEEDS})",
     )
-    cal.add_argument("--quick", action="store_true", help="only the test suite's few rows")
-    cal.add_argument(
+    rows.add_argument("--quick", action="store_true", help="only the test suite's few rows")
+    rows.add_argument(
         "--row",
         action="append",
         metavar="TEXT",
         help="only the rows whose label contains TEXT (repeatable)",
     )
-    cal.add_argument(
+    execution.add_argument(
         "--workers",
         type=int,
         default=0,
         help="rows run in this many processes; 0: in this process (the numbers do not change)",
     )
-    cal.add_argument(
+    sampling.add_argument(
         "--seed",
         type=int,
         default=0,
         help="the first seed of every row (its runs: seed, seed+1, ...)",
     )
-    cal.add_argument(
+    output.add_argument(
         "--out",
         metavar="DIR",
         help="also write DIR/CALIBRATION.md and DIR/calibration.json",
     )
-    cal.add_argument(
+    output.add_argument(
         "--json",
         action="store_true",
         help="print one JSON object instead of the text (no progress bar)",

@@ -149,29 +149,31 @@ def _add_eval_parser(sub) -> None:
         epilog="example:\n  lshsim eval --run runs/tiny --step 100 --json\n",
         formatter_class=Formatter,
     )
-    ev.add_argument(
+    what = ev.add_argument_group("the run and what to evaluate")
+    what.add_argument(
         "--run",
         required=True,
         metavar="DIR",
         help="a `lshsim train` run folder (formerly --checkpoint)",
     )
-    ev.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
-    ev.add_argument(
+    what.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
+    what.add_argument(
         "--examples",
         type=int,
         metavar="N",
         help="held-out examples to evaluate, in batches of the run's batch size (default: the "
         "run's own 4 eval batches; the first 4 x batch examples are always those)",
     )
-    add_mesh_flag(ev)
-    add_expert_impl_flag(ev)
-    ev.add_argument(
+    what.add_argument(
         "--bands",
         action="store_true",
         help="also the span-content loss by target-token frequency band (top 1%%, next 9%%, "
         "rest of the token types by training count; lshsim.t5.bands)",
     )
-    ev.add_argument("--json", action="store_true", help=JSON_HELP)
+    dev = ev.add_argument_group("devices")
+    add_mesh_flag(dev)
+    add_expert_impl_flag(dev)
+    ev.add_argument_group("output").add_argument("--json", action="store_true", help=JSON_HELP)
     ev.set_defaults(func=run_eval)
     install_aliases(ev, "eval")
 

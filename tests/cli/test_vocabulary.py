@@ -112,6 +112,15 @@ def test_every_command_has_a_description_an_example_and_grouped_options(commands
     for title in ("what to compute", "sentence model", "family crosspolytope", "output"):
         assert title in sim
     assert "LSH exponent and amplification" in commands["theory"].format_help()
+    for command, parser in commands.items():  # every command: at most 5 options ungrouped
+        flat = [
+            a.option_strings[-1]
+            for g in parser._action_groups
+            if g.title == "options"
+            for a in g._group_actions
+            if a.option_strings and a.dest != "help"
+        ]
+        assert len(flat) <= 5, f"{command}: {len(flat)} options in one flat group: {flat}"
 
 
 @pytest.mark.parametrize(

@@ -117,11 +117,25 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``experiments/memory_studies.py`` (see ``--help``)."""
     ap = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--study", default="all", choices=[*STUDIES, "all"])
-    ap.add_argument("--variant", default="smoke", choices=["smoke", "real"])
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--out", type=Path, default=None, help="run directories (default: cache)")
-    ap.add_argument(
+    studies = ap.add_argument_group("the studies and their runs")
+    action = ap.add_argument_group("what to do (default: train the runs not yet done)")
+    finetune = ap.add_argument_group("fine-tuning after pretraining")
+    output = ap.add_argument_group("output")
+    studies.add_argument(
+        "--study", default="all", choices=[*STUDIES, "all"], help="the study to run (default all)"
+    )
+    studies.add_argument(
+        "--variant",
+        default="smoke",
+        choices=["smoke", "real"],
+        help="smoke: tiny models that train on 2 CPU cores; real: the paper's sizes "
+        "(default smoke)",
+    )
+    studies.add_argument(
+        "--seeds", type=int, default=3, metavar="N", help="seeds per variant (default 3)"
+    )
+    output.add_argument("--out", type=Path, default=None, help="run directories (default: cache)")
+    output.add_argument(
         "--results",
         type=Path,
         default=DEFAULT_JSON,
@@ -129,37 +143,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="the studies' results file, read and written (default: figures/memory_studies.json;\n"
         "the figures go beside it)",
     )
-    ap.add_argument("--corpus", nargs="+", default=None, help="corpus files (real variant)")
-    ap.add_argument(
+    studies.add_argument("--corpus", nargs="+", default=None, help="corpus files (real variant)")
+    action.add_argument(
         "--dry-run",
         action="store_true",
         help="list the runs, train nothing (--launcher slurm: print the sbatch scripts)",
     )
-    ap.add_argument("--plot", action="store_true", help="write the figures from the JSON")
-    ap.add_argument(
+    action.add_argument("--plot", action="store_true", help="write the figures from the JSON")
+    action.add_argument(
         "--reeval",
         action="store_true",
         help="recompute the held-out evaluation of the finished runs from their checkpoints",
     )
-    ap.add_argument("--progress", action="store_true", help="progress bar per run")
-    ap.add_argument(
+    output.add_argument("--progress", action="store_true", help="progress bar per run")
+    studies.add_argument(
         "--steps",
         type=int,
         default=None,
         help="train this many steps instead of the variant's (runs are keyed by it; give a "
         "separate --results, whose folder also gets the figures)",
     )
-    ap.add_argument(
+    finetune.add_argument(
         "--finetune",
         metavar="TASK",
         help="chain each pretraining run with fine-tuning on TASK (a `lshsim finetune` task, "
         "glue or super_glue; see lshsim.studies.memory.finetune); --dry-run prints the chains",
     )
-    ap.add_argument("--finetune-data", type=Path, metavar="DIR", help="TASK's data folder")
-    ap.add_argument(
+    finetune.add_argument("--finetune-data", type=Path, metavar="DIR", help="TASK's data folder")
+    finetune.add_argument(
         "--finetune-steps", type=int, metavar="N", help="fine-tuning steps (real 50000, smoke 100)"
     )
-    ap.add_argument(
+    finetune.add_argument(
         "--finetune-batch", type=int, metavar="B", help="fine-tuning batch (real 256, smoke 16)"
     )
     add_launch_flags(ap)
