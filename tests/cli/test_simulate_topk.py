@@ -28,6 +28,13 @@ def test_theory_topk_and_productkey(capsys):
     assert out["overlap"] == pytest.approx(theory.productkey_probability(256, 0.5))
 
 
+def test_productkey_topk_goes_up_to_the_root_of_n(capsys):
+    """k <= sqrt(n) for theory and simulate alike (the bound once took the root twice)."""
+    out = _json(["theory", "--family", "productkey", "--buckets", "16", "--cosine", "0.5",
+                 "--topk", "3", "--json"], capsys)  # fmt: skip
+    assert out["topk"] == 3 and 0 < out["overlap"] < 1
+
+
 def test_simulate_topk(capsys):
     """simulate --topk prints the overlap with its interval."""
     out = _json(["simulate", "--family", "productkey", "--buckets", "64", "--cosine", "0.7",
@@ -43,6 +50,10 @@ def test_simulate_topk(capsys):
          "n (buckets) must be a perfect square"),
         (["theory", "--family", "voronoi", "--buckets", "8", "--cosine", "0.5", "--topk", "9"],
          "topk (k)"),
+        (["theory", "--family", "productkey", "--buckets", "16", "--cosine", "0.5",
+          "--topk", "5"], "topk (k) must be an integer in [1, 4]"),  # sqrt(n), not n^(1/4)
+        (["simulate", "--family", "productkey", "--buckets", "16", "--cosine", "0.5",
+          "--topk", "5"], "topk (k) must be an integer in [1, 4]"),
         (["theory", "--family", "productkey", "--buckets", "64", "--half-cosines", "0.5"],
          "--half-cosines must be two numbers"),
         (["theory", "--family", "productkey", "--buckets", "64", "--half-cosines", "0.5,1.2"],
