@@ -169,3 +169,49 @@ def test_the_search_prices_its_mesh_as_plan_does(plans):
     for key in ("per_device_bytes", "flops_per_step", "flops_per_step_total", "temp_bytes"):
         assert best[key] == known[mesh][key], key
     assert best["expert_impl"] == "ragged"  # auto, planned for its accelerator
+
+
+def _step_costs(batch: int, accumulate: int):
+    """Unpartitioned (FLOPs, bytes accessed) of the micro model's step on a 1 x 1 mesh:
+    ``(by the loop body, the one-batch step's)``, the plan's and the earlier method."""
+    import jax
+
+    from lshsim.t5.experts import priced_on_host
+    from lshsim.t5.plan import (
+        _abstract,
+        _cost,
+        _loop_body_cost,
+        abstract_batch,
+        host_mesh,
+        target_config,
+    )
+    from lshsim.t5.steps import make_train_step
+    from tests.t5.conftest import MICRO
+
+    cfg = target_config(MICRO.replace(lookup="tokenid", expert_rank=8))
+    optimizer, state = _abstract(cfg)
+    inputs = abstract_batch(batch, 32, 8)
+    with jax.set_mesh(host_mesh(1, 1)), priced_on_host():
+        traced = jax.jit(make_train_step(cfg, optimizer, 0, accumulate)).trace(state, inputs)
+        looped = _cost(traced.lower().cost_analysis())
+        body = _loop_body_cost(traced.jaxpr, accumulate)
+        one = jax.jit(make_train_step(cfg, optimizer, 0, 1)).lower(state, inputs)
+    whole = tuple(x + (accumulate - 1) * b for x, b in zip(looped, body, strict=True))
+    return whole, _cost(one.cost_analysis()), state["params"]
+
+
+def test_the_loop_body_prices_the_accumulated_step():
+    """With ``accumulate = k`` the whole step's count is the looped step's plus k - 1 loop
+    bodies. It exceeds the one-batch step's (the earlier price) by the accumulation alone:
+    per micro-batch, per parameter, a few FLOPs and 10-30 bytes accessed (the gradient read
+    and added into the carry), the same at every batch size; the model's own FLOPs agree."""
+    import jax
+
+    k = 4
+    (small, one_small, params), (big, one_big, _) = _step_costs(16, k), _step_costs(64, k)
+    n = sum(x.size for x in jax.tree_util.tree_leaves(params))
+    extra = [w - o for w, o in zip(small, one_small, strict=True)]
+    assert [w - o for w, o in zip(big, one_big, strict=True)] == pytest.approx(extra, rel=1e-3)
+    assert 1.0 * k * n < extra[0] < 2.5 * k * n
+    assert 10 * k * n < extra[1] < 30 * k * n
+    assert big[0] == pytest.approx(one_big[0], rel=0.02)  # 1.3% here, less on a real batch
