@@ -19,6 +19,7 @@ from lshsim.cli.output import print_rows
 from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.estimate import MODES, estimate_collision
 from lshsim.hashing import FAMILIES, get_family
+from lshsim.laws.topk_sentences import SENTENCE_TOPK_DRAWS
 from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES, amplification
 
 _SIMULATE_EPILOG = (
@@ -122,7 +123,8 @@ def add_target_args(p: argparse.ArgumentParser):
         metavar="k",
         help="top-k overlap E|T_k(x) ∩ T_k(y)|/k instead of the top-1 collision (voronoi, "
         "crosspolytope, productkey: PKM's top-k per half, then top-k of the k^2 sums); "
-        "theory: exact for voronoi (k <= 16, --cosine)",
+        "theory: exact for voronoi at a --cosine (k <= 16), numerical for productkey "
+        "(k <= 32, with its error bound); with --overlap their sentence-model average",
     )
     target.add_argument(
         "--dim",
@@ -257,7 +259,8 @@ def _add_theory_parser(sub) -> None:
         "--cosines",
         type=int,
         metavar="C",
-        help=f"cosines sampled for the average (default {SENTENCE_COSINES})",
+        help=f"cosines sampled for the average (default {SENTENCE_COSINES}; with --topk "
+        f"{SENTENCE_TOPK_DRAWS})",
     )
     sentence.add_argument(
         "--seed", type=int, metavar="s", help="seed of the sampled cosines (default 0)"
@@ -423,7 +426,7 @@ def run_theory(args: argparse.Namespace) -> int:
     """
     params = _family_params(args)
     sentence = _sentence_options(args, ("dim", "length", "vocab", "cosines", "seed"))
-    out = simulate_topk.theory_topk(args, params)
+    out = simulate_topk.theory_topk(args, params, sentence)
     if out is not None:
         return simulate_topk.print_out(out, args.json)
     for flag, name in (("tables", "tables (L)"), ("concat", "concat (k)")):

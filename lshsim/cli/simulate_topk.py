@@ -15,7 +15,7 @@ import json
 import math
 
 from lshsim import theory
-from lshsim._validate import check_float
+from lshsim._validate import check_float, check_int
 from lshsim.cli.output import print_rows
 from lshsim.estimate_topk import estimate_topk_overlap
 from lshsim.hashing import TOPK_FAMILIES, family_names, get_family
@@ -59,7 +59,38 @@ def _halves(args, a1: float, a2: float) -> dict:
     return {"family": args.family, "n": args.buckets, **cls.halves_law(args.buckets, a1, a2)}
 
 
-def _topk(args, params: dict) -> dict:
+def _topk_on_sentences(args, cls, n: int, k: int, params: dict, sentence: dict) -> dict:
+    """``theory --topk k --overlap f``: the family's top-k law averaged over the sentence model."""
+    from lshsim.laws.topk_sentences import SENTENCE_TOPK_DRAWS
+    from lshsim.theory.sentence import SENTENCE_DEFAULTS
+
+    if "vocab" in sentence:
+        raise ValueError("--vocab has no effect with --topk (the top-k laws draw the cosines only)")
+    if not cls.has_law("topk_overlap_law"):
+        raise cls.no_law("topk_overlap_law", "estimate it with `lshsim simulate --topk --overlap`")
+    opts = {**SENTENCE_DEFAULTS, "cosines": SENTENCE_TOPK_DRAWS, **sentence}
+    f = check_float("overlap (f)", args.overlap, 0.0, 1.0)
+    draws = check_int("--cosines", opts["cosines"], 2, 2**24)
+    mean, se = cls.topk_overlap_law(
+        n, k, f, dim=opts["dim"], length=opts["length"], draws=draws, seed=opts["seed"], **params
+    )
+    return {
+        "family": args.family,
+        "n": n,
+        "topk": k,
+        "overlap": mean,
+        "probability": mean,
+        "std_error": se,
+        "sentence_overlap": f,
+        "cosines": draws,
+        "dim": opts["dim"],
+        "length": opts["length"],
+        "seed": opts["seed"],
+        "params": params,
+    }
+
+
+def _topk(args, params: dict, sentence: dict) -> dict:
     fam, n, k = args.family, args.buckets, args.topk
     cls = get_family(fam)
     if not cls.has_topk:
@@ -67,7 +98,7 @@ def _topk(args, params: dict) -> dict:
     n = cls.check_params(n, **params)["n"]
     k = check_topk(k, cls.max_topk(n))
     if args.cosine is None:
-        raise ValueError("--topk needs --cosine in theory (use `lshsim simulate --topk`)")
+        return _topk_on_sentences(args, cls, n, k, params, sentence)
     bound = None
     if hasattr(cls, "topk_law"):  # a numerical law (product keys' PKM top-k) and its bound
         a = check_float("cosine", args.cosine, -1.0, 1.0)
@@ -92,8 +123,10 @@ def _topk(args, params: dict) -> dict:
     }
 
 
-def theory_topk(args: argparse.Namespace, params: dict) -> dict | None:
+def theory_topk(args: argparse.Namespace, params: dict, sentence: dict) -> dict | None:
     """The ``theory`` output for ``--topk``, ``--half-cosines`` or product keys at a cosine.
+
+    ``sentence``: the sentence-model options given (``--topk`` with ``--overlap``).
 
     Returns:
         The output dict, or None when the ordinary ``theory`` path applies.
@@ -108,7 +141,7 @@ def theory_topk(args: argparse.Namespace, params: dict) -> dict | None:
         return _halves(args, *parse_half_cosines(args.half_cosines))
     if args.topk is not None:
         _no_lsh_flags(args, "--topk")
-        return _topk(args, params)
+        return _topk(args, params, sentence)
     if get_family(args.family).halves and args.cosine is not None:
         _no_lsh_flags(args, args.family)
         return _halves(args, args.cosine, args.cosine)

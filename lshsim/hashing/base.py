@@ -84,6 +84,7 @@ LAWS = {
     "asymptotic_probability": "large-n form of the collision probability",
     "hash_cost": "cost in inner products",
     "topk_overlap": "top-k overlap at a cosine",
+    "topk_overlap_law": "top-k overlap on the sentence model (overlap f)",
 }
 
 
@@ -368,6 +369,31 @@ class HashFamily:
             NoLaw: no exact top-k law is known for the family.
         """
         raise cls.no_law("topk_overlap")
+
+    @classmethod
+    def topk_overlap_law(
+        cls, n: int, k: int, overlap: float, *, dim: int, length: int, draws: int, seed: int,
+        **params,
+    ) -> tuple[float, float]:  # fmt: skip
+        """The top-k overlap on the sentence model at overlap ``f``: ``E_a[O_k(n, a)]``.
+
+        Args:
+            n: buckets.
+            k: the top-k.
+            overlap: ``f``.
+            dim: ``d``.
+            length: ``l``.
+            draws: cosines (or half-cosine pairs) drawn for the average.
+            seed: their seed.
+            **params: the family's parameters.
+
+        Returns:
+            ``(mean overlap fraction, its standard error over the draws)``.
+
+        Raises:
+            NoLaw: no top-k law is known for the family.
+        """
+        raise cls.no_law("topk_overlap_law")
 
     # ---- top-k (the model side's rule) ---------------------------------------------------
 

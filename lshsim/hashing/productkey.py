@@ -163,6 +163,16 @@ class ProductKey(HashFamily):
         return productkey_topk_law(n, k, a1, a2)
 
     @classmethod
+    def topk_overlap_law(cls, n, k, overlap, *, dim, length, draws, seed, **params):
+        """PKM's top-k overlap on sentences: one exact reduced draw per drawn half-cosine pair."""
+        from lshsim.laws.topk_sentences import productkey_topk_on_sentences
+
+        n = cls.check_params(n, **params)["n"]
+        return productkey_topk_on_sentences(
+            n, k, overlap, dim=dim, length=length, trials=draws, seed=seed
+        )
+
+    @classmethod
     def sample_topk_reduced(cls, n, k, cosines, rng, **params):
         """Exact draws of PKM's top-k overlap ``|T_k(x) ∩ T_k(y)|`` (int64[B]), ``O(k^2)`` each.
 

@@ -145,6 +145,16 @@ class Voronoi(HashFamily):
         return voronoi_topk_overlap(n, k, cosine)
 
     @classmethod
+    def topk_overlap_law(cls, n, k, overlap, *, dim, length, draws, seed, **params):
+        """The exact law averaged over ``draws`` sentence cosines (``k <= 16``)."""
+        from lshsim.laws.topk_sentences import voronoi_topk_on_sentences
+
+        n = cls.check_params(n, **params)["n"]
+        return voronoi_topk_on_sentences(
+            n, k, overlap, dim=dim, length=length, cosines=draws, seed=seed
+        )
+
+    @classmethod
     def sample_topk_reduced(cls, n, k, cosines, rng, **params):
         """Exact draws of the top-k overlap ``|T_k(x) ∩ T_k(y)|`` (int64[B]), ``O(k)`` each.
 

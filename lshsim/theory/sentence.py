@@ -17,7 +17,7 @@ from lshsim._validate import check_buckets, check_float, check_int
 from lshsim.hashing import get_family
 from lshsim.sentences import check_sentence_model
 
-__all__ = ["SENTENCE_COSINES", "SentenceProbability", "collision_probability"]
+__all__ = ["SENTENCE_COSINES", "SENTENCE_DEFAULTS", "SentenceProbability", "collision_probability"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,14 @@ class SentenceProbability:
 
 #: cosines sampled by default for the sentence-model average
 SENTENCE_COSINES = 2**16
+#: The sentence model's defaults (``collision_probability`` and ``theory --topk --overlap``).
+SENTENCE_DEFAULTS = {
+    "dim": 64,
+    "length": 32,
+    "vocab": 32128,
+    "cosines": SENTENCE_COSINES,
+    "seed": 0,
+}
 
 
 @functools.lru_cache(maxsize=256)
@@ -100,11 +108,11 @@ def collision_probability(
     n: int,
     *,
     overlap: float,
-    dim: int = 64,
-    length: int = 32,
-    vocab: int = 32128,
+    dim: int = SENTENCE_DEFAULTS["dim"],
+    length: int = SENTENCE_DEFAULTS["length"],
+    vocab: int = SENTENCE_DEFAULTS["vocab"],
     cosines: int = SENTENCE_COSINES,
-    seed: int = 0,
+    seed: int = SENTENCE_DEFAULTS["seed"],
     **params,
 ) -> SentenceProbability:
     """Collision probability of ``family`` on the sentence model at overlap ``f``.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -35,6 +36,21 @@ def test_productkey_topk_goes_up_to_the_root_of_n(capsys):
     assert out["topk"] == 3 and 0 < out["overlap"] < 1
 
 
+@pytest.mark.parametrize(("family", "n", "k"), [("voronoi", 16, 2), ("productkey", 256, 3)])
+def test_theory_topk_on_sentences_is_the_law_and_agrees_with_simulate(family, n, k, capsys):
+    """theory --topk --overlap: the family's sentence-model law; simulate's estimate within
+    4 standard errors of the two combined."""
+    from lshsim.hashing import get_family
+
+    law = _json(["theory", "--family", family, "-n", str(n), "--topk", str(k), "--overlap",
+                 "0.6", "--cosines", "2048", "--seed", "3", "--json"], capsys)  # fmt: skip
+    mean, se = get_family(family).topk_overlap_law(n, k, 0.6, dim=64, length=32, draws=2048, seed=3)
+    assert (law["overlap"], law["std_error"], law["sentence_overlap"]) == (mean, se, 0.6)
+    mc = _json(["simulate", "--family", family, "-n", str(n), "--topk", str(k), "--overlap",
+                "0.6", "--samples", "3000", "--json"], capsys)  # fmt: skip
+    assert abs(mc["overlap"] - mean) < 4 * math.hypot(mc["std_error"], se), (mc, law)
+
+
 def test_simulate_topk(capsys):
     """simulate --topk prints the overlap with its interval."""
     out = _json(["simulate", "--family", "productkey", "--buckets", "64", "--cosine", "0.7",
@@ -62,6 +78,10 @@ def test_simulate_topk(capsys):
          "--half-cosines applies to productkey"),
         (["theory", "--family", "crosspolytope", "--buckets", "64", "--cosine", "0.5",
           "--topk", "2"], "no exact law"),
+        (["theory", "--family", "crosspolytope", "-n", "64", "--topk", "2", "--overlap", "0.5"],
+         "no exact law for the top-k overlap on the sentence model"),
+        (["theory", "--family", "voronoi", "-n", "64", "--topk", "2", "--overlap", "0.5",
+          "--vocab", "100"], "--vocab has no effect with --topk"),
         (["simulate", "--family", "crosspolytope", "--buckets", "16", "--cosine", "0.5",
           "--topk", "2", "--mode", "reduced"], "mode='reduced' is not available"),
     ],
