@@ -77,6 +77,27 @@ def match_magnitude(y, reference):
     return (y * _rms(reference) / new).astype(y.dtype)
 
 
+def _matched_projections(module: nn.Module, equation: str, x, reference):
+    """The ``K-1`` projections of ``x``, each matched to ``reference``'s magnitude.
+
+    The shared step of Gemma 3n's ``altup_projections`` and ``altup_unembed_projections``:
+    ``module``'s ``kernel [K-1, d, d]``, then :func:`match_magnitude`.
+
+    Args:
+        module: the calling module (owns the ``kernel`` parameter; ``config.memory_k``,
+            ``config.d_model``).
+        equation: the einsum of ``x`` with the kernel (one projection per block).
+        x: the blocks to project.
+        reference: the magnitudes to match, broadcast against the projections.
+
+    Returns:
+        ``[K-1, ..., d]`` in ``x``'s dtype.
+    """
+    k1, d = module.config.memory_k - 1, module.config.d_model
+    kernel = module.param("kernel", nn.initializers.normal(INIT_STD), (k1, d, d), jnp.float32)
+    return match_magnitude(jnp.einsum(equation, x, kernel.astype(x.dtype)), reference)
+
+
 class AltUpProjections(nn.Module):
     """Gemma 3n's ``altup_projections``: block 0 and ``K-1`` magnitude-matched projections.
 
@@ -89,11 +110,8 @@ class AltUpProjections(nn.Module):
     @nn.compact
     def __call__(self, x0):
         """``x0 [..., d]`` -> the ``K`` stacked blocks ``[K, ..., d]``."""
-        cfg = self.config
-        k1, d = cfg.memory_k - 1, cfg.d_model
-        kernel = self.param("kernel", nn.initializers.normal(INIT_STD), (k1, d, d), jnp.float32)
-        y = jnp.einsum("...d,kde->k...e", x0, kernel.astype(x0.dtype))
-        return jnp.concatenate([x0[None], match_magnitude(y, x0[None])], axis=0)
+        y = _matched_projections(self, "...d,kde->k...e", x0, x0[None])
+        return jnp.concatenate([x0[None], y], axis=0)
 
 
 class AltUpUnembed(nn.Module):
@@ -108,12 +126,8 @@ class AltUpUnembed(nn.Module):
     @nn.compact
     def __call__(self, x):
         """``x [K, ..., d]`` -> the mean of block 0 and the ``K-1`` matched projections."""
-        cfg = self.config
-        k1, d = cfg.memory_k - 1, cfg.d_model
-        kernel = self.param("kernel", nn.initializers.normal(INIT_STD), (k1, d, d), jnp.float32)
-        y = jnp.einsum("k...d,kde->k...e", x[1:], kernel.astype(x.dtype))
-        blocks = jnp.concatenate([x[:1], match_magnitude(y, x[:1])], axis=0)
-        return jnp.mean(blocks, axis=0)
+        y = _matched_projections(self, "k...d,kde->k...e", x[1:], x[:1])
+        return jnp.mean(jnp.concatenate([x[:1], y], axis=0), axis=0)
 
 
 def _straight_through_clip(w, clip: float):
