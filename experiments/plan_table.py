@@ -6,8 +6,9 @@ them) at batch 256 in 8 micro-batches, lengths 512/114, bf16 compute: the fewest
 devices (80 GB) and the mesh that fit it (``lshsim.t5.plan.minimal_plan``), per-device bytes
 and FLOPs per step, beside the replicated (model = 1) mesh of as many devices.
 
-Compiling one B step took 52 s of CPU here (Token-ID rank 5; 4-5 minutes of wall time on
-the busy 2-core machine), and a search may compile several meshes per row: the script
+Planning one B mesh takes 42 s (1 x 1) to 56 s (1 x 2) of CPU here (Token-ID rank 5, most
+of it XLA's compile; 1.5-2 minutes of wall time on the busy 2-core machine), and a search
+may compile several meshes per row: the script
 records each row in ``figures/plan.json`` as it finishes and rewrites PLAN.md, and
 ``--resume`` skips the rows already there (JAX's persistent compilation cache in
 ``.jax_cache/`` also serves repeated compiles).
