@@ -107,19 +107,24 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def versions() -> dict[str, str]:
+def versions(tree: Mapping[str, Any] | None = None) -> dict[str, str]:
     """What a run's numbers were made with (flat ``{name: version}``).
 
     Python, the platform and CPU, lshsim (and its git commit, when known), every imported
     :data:`PACKAGES`, and the lock file the environment matches with its SHA-256
     (:func:`lshsim.studies.locks.lock_record`).
+
+    Args:
+        tree: the checkout as :func:`git_tree` saw it when the run started (default: look
+            now). A run that writes into a tracked folder (``reproduce`` into ``figures/``)
+            makes the checkout dirty itself: its commit is the one it started from.
     """
     from lshsim.studies.locks import lock_record
 
     out = {"python": platform.python_version(), "platform": platform.platform()}
     out["cpu"] = cpu_model()
     out["lshsim"] = __version__
-    commit = git_commit()
+    commit = git_commit() if tree is None else tree["commit"] + ("+dirty" * bool(tree["dirty"]))
     if commit:
         out["lshsim_git"] = commit
     for module, dist in PACKAGES.items():
@@ -145,15 +150,15 @@ def header(writer: str, *, seed: int, profile: str, config: Mapping[str, Any]) -
         (:func:`git_tree`: the commit, whether the checkout was dirty, its modified files)
         when run from a git checkout.
     """
+    tree = git_tree()
     out = {
         "format": FORMAT,
         "writer": writer,
         "seed": seed,
         "profile": profile,
         "config": dict(config),
-        "versions": versions(),
+        "versions": versions(tree),
     }
-    tree = git_tree()
     if tree is not None:
         out["tree"] = tree
     return out

@@ -149,7 +149,9 @@ def run(
     for c in results["claims"]:
         c.pop("seconds", None)  # timings stay out of the numbers
     results["holds"] = all(v.holds for v in verdicts)
-    head["versions"] = manifest.versions()  # now that every study's packages are imported
+    # now that every study's packages are imported; the commit as the run started (its own
+    # files make a checkout's figures/ dirty)
+    head["versions"] = manifest.versions(head.get("tree"))
     results["versions"] = head["versions"]
     # what each number promises (lshsim compare): the studies' rules and each claim's
     results["kinds"] = rules(STUDIES.values(), results["claims"])

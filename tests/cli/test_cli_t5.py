@@ -109,25 +109,25 @@ def test_usage_errors_exit_2_with_one_line(capsys, tmp_path, small_corpus, argv,
 
 
 @pytest.mark.slow
-def test_tiny_60_steps_on_the_embedded_corpus_learns(tmp_path):
+def test_tiny_30_steps_on_the_embedded_corpus_learns(tmp_path):
     """Held-out loss falls and span accuracy rises on the embedded corpus.
 
-    60 steps (was 150, the CI's longest test): loss 8.22 -> 5.28 and accuracy 0.0003 -> 0.19
-    at seed 0, clear of both bounds.
+    30 steps (was 150, then 60; the CI's longest tests): loss 8.22 -> 5.56 and accuracy
+    0.0003 -> 0.121 at seed 0, clear of both bounds (a drop of 2, a rise of 0.08).
     """
     out_dir = tmp_path / "tiny"
     code, out, err = lshsim_optimised(
-        "train", "--config", "tiny", "--steps", "60", "--out", str(out_dir), "--json"
+        "train", "--config", "tiny", "--steps", "30", "--out", str(out_dir), "--json"
     )
     assert code == 0, err
     summary = json.loads(out)
     first, last = summary["initial_eval"], summary["final_eval"]
     assert last["loss"] < first["loss"] - 2.0
-    assert last["accuracy"] > first["accuracy"] + 0.1
+    assert last["accuracy"] > first["accuracy"] + 0.08
     code, out, err = lshsim_optimised("eval", "--run", str(out_dir), "--json")
     assert code == 0, err
     ev = json.loads(out)
-    assert ev["step"] == 60 and ev["loss"] == pytest.approx(last["loss"], rel=1e-6)
+    assert ev["step"] == 30 and ev["loss"] == pytest.approx(last["loss"], rel=1e-6)
     lines = (out_dir / "metrics.jsonl").read_text().splitlines()
     assert all("loss" in json.loads(x) for x in lines)
 

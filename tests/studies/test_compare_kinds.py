@@ -102,3 +102,17 @@ def test_report_says_when_the_tree_was_dirty():
     assert "dirty tree" in text and "abc" in text and "`lshsim/x.py`" in text
     clean = "\n".join(_run_lines({"versions": {}, "tree": {**tree, "dirty": False}}))
     assert "dirty" not in clean
+
+
+def test_versions_keep_the_commit_the_run_started_from(monkeypatch):
+    """A run that writes into a tracked folder dirties the checkout itself: ``versions(tree)``
+    records the commit as the run started (``reproduce`` into a fresh clone's figures/ said
+    ``+dirty`` before)."""
+    from lshsim.studies import manifest
+
+    start = {"commit": "abc", "dirty": False, "modified": []}
+    monkeypatch.setattr(manifest, "git_tree", lambda: {**start, "dirty": True})
+    assert manifest.versions(start)["lshsim_git"] == "abc"
+    assert manifest.versions({**start, "dirty": True})["lshsim_git"] == "abc+dirty"
+    assert manifest.versions()["lshsim_git"] == "abc+dirty"  # looked up now
+    assert manifest.header("w", seed=0, profile="quick", config={})["tree"]["dirty"] is True
