@@ -172,8 +172,17 @@ def _leaves(obj: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, .
 
 
 def _numbers(doc: dict) -> dict[tuple[str, ...], Any]:
-    """Every value of a results dict by path, the metadata (:data:`METADATA`) left out."""
+    """Every value of a results dict by path, the metadata (:data:`METADATA`) left out.
+
+    Each claim's ``kinds`` (the promises of its evidence, like the file's own ``kinds``) is
+    metadata too: a changed promise is not a changed number.
+    """
     body = {k: v for k, v in doc.items() if k not in METADATA}
+    if isinstance(body.get("claims"), list):
+        body["claims"] = [
+            {k: v for k, v in c.items() if k != "kinds"} if isinstance(c, dict) else c
+            for c in body["claims"]
+        ]
     return dict(_leaves(body))
 
 

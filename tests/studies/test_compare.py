@@ -196,3 +196,15 @@ def test_a_key_with_a_slash_is_matched_by_its_pattern():
     compiled = compile_rules({"": "exact", "rate (s/l)": "monte_carlo"})
     assert kind_of(("rate (s/l)", "V=64"), compiled) == ("rate (s/l)", "monte_carlo")
     assert kind_of(("rate (s",), compiled) == ("", "exact")
+
+
+def test_a_claims_changed_kinds_are_promises_not_numbers(tmp_path):
+    """A claim whose declared kinds changed (a fixed stale rule) compares clean: its ``kinds``
+    is metadata, like the file's own."""
+
+    def declare(d):
+        d["claims"][0]["kinds"] = {"estimate": "monte_carlo"}
+
+    a, b = _pair(tmp_path, declare)
+    c = compare(a, b)
+    assert not c.broken and all(q.missing == 0 for q in c.quantities)
