@@ -24,6 +24,7 @@ voronoi_reduced         vectorised NumPy sampler of the same statistics,        
 voronoi_exact           our quadrature at a tight tolerance, n = 2^20             <= 50 ms
 productkey_topk         XLM's ``HashingMemoryProductFast._get_indices`` (torch,   >= 1.5x
                         2 threads), n = s^2, s in {128, 512, 1024}, k in {8, 32}
+engram_hash             NumPy port of Engram's ``_get_ngram_hashes``              >= 2x
 altup                   the baseline T5 step                                      <= 1.10x
 t5                      transformers T5 on torch (CPU), tiny and small            >= 1.5x
 ======================  ========================================================  =========
@@ -62,6 +63,7 @@ MODULES = (
     "lshsim.bench.hashing",
     "lshsim.bench.spherical",
     "lshsim.bench.topk_peers",
+    "lshsim.bench.ngram_peers",
     "lshsim.bench.t5",
 )
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
