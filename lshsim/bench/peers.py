@@ -63,8 +63,10 @@ MODULES = (
     "lshsim.bench.hashing",
     "lshsim.bench.spherical",
     "lshsim.bench.topk_peers",
+    "lshsim.bench.topk_cases",
     "lshsim.bench.ngram_peers",
     "lshsim.bench.t5",
+    "lshsim.bench.goals",
 )
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
 

@@ -87,10 +87,39 @@ def test_cli_lists_cases_and_refuses_unknown_ones():
         "voronoi_reduced",
         "voronoi_exact",
         "productkey_topk",
+        "spherical_topk",
+        "topk_reduced",
+        "engram_hash",
         "altup",
         "t5",
+        "sweep_scaling",
+        "compile",
     ]
     bad = subprocess.run([sys.executable, script, "--only", "nope"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "unknown case(s) nope" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("family", "params"), [("voronoi", {}), ("crosspolytope", {"rotation": "gaussian"})]
+)
+def test_the_top_k_peers_compute_what_topk_sets_computes(family, params):
+    """The spherical top-k rows' peers (score matrix in bucket-id order, argpartition + sort)
+    give topk_sets' ids, order included, on a small case."""
+    import numpy as np
+
+    from lshsim.bench.topk_cases import _numpy_topk
+    from lshsim.hashing import make_family
+    from lshsim.hashing.topk import topk_sets
+
+    fam = make_family(family, 64, 16, seed=1, **params)
+    x = np.random.default_rng(0).standard_normal((50, 16)).astype(np.float32)
+    np.testing.assert_array_equal(_numpy_topk(fam, x, 5), topk_sets(fam, x, 5))
+
+
+def test_a_failing_command_of_the_compile_rows_is_an_error():
+    from lshsim.bench.goals import _cpu_seconds
+
+    with pytest.raises(RuntimeError, match="exit 2"):
+        _cpu_seconds(["plan", "--config", "nope"])

@@ -1,0 +1,101 @@
+"""Issue 33's goals that are not a kernel against a peer: sweep scaling and compile times.
+
+* ``sweep_scaling``: :func:`lshsim.bench.sweep.run` (a Monte-Carlo-bound sweep on a Dask
+  LocalCluster of 2 single-threaded workers against 1, interleaved rounds, same rows), goal
+  >= 1.7x; the load average before and after is in the row (it needs 2 idle cores).
+* ``compile``: CPU seconds (user + system of a fresh ``lshsim`` process, from
+  ``resource.getrusage(RUSAGE_CHILDREN)``) of ``lshsim cost --config small --memory altup
+  --blocks 64`` (goal: under 60 s, AltUp stacked so that tracing does not grow with K) and of
+  ``lshsim plan`` of the paper's base Token-ID rank 5 on one mesh (1 x 2, batch 256 in 8,
+  bf16, H100; goal: 15 s of CPU per mesh). ``--quick``: ``tiny`` stand-ins.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from typing import Any
+
+from lshsim.bench.machine import loadavg
+from lshsim.bench.timing import row
+
+#: The compile rows: (name, command-line arguments of ``lshsim``, goal in CPU seconds).
+COMPILES = (
+    (
+        "AltUp K=64 small: lshsim cost (trace + lower + XLA cost analysis)",
+        ["cost", "--config", "small", "--memory", "altup", "--blocks", "64", "--json"],
+        60.0,
+    ),
+    (
+        "plan B Token-ID r5, one mesh (1 x 2, batch 256 in 8, bf16, H100)",
+        ["plan", "--config", "base", "--lookup", "tokenid", "--rank", "5", "--mesh",
+         "data=1,model=2", "--batch", "256", "--accumulate", "8", "--dtype", "bfloat16",
+         "--hardware", "h100", "--json"],
+        15.0,
+    ),
+)  # fmt: skip
+#: ``--quick`` stand-ins (the same commands on ``tiny``).
+QUICK_COMPILES = (
+    ("AltUp K=4 tiny: lshsim cost", ["cost", "--config", "tiny", "--memory", "altup",
+                                     "--blocks", "4", "--json"], 60.0),
+    ("plan tiny Token-ID r5, one mesh (1 x 2)", ["plan", "--config", "tiny", "--lookup",
+                                                 "tokenid", "--rank", "5", "--mesh",
+                                                 "data=1,model=2", "--json"], 15.0),
+)  # fmt: skip
+
+
+def sweep_scaling(quick: bool) -> list[dict[str, Any]]:
+    """Two Dask workers against one on the same Monte-Carlo-bound sweep."""
+    from lshsim.bench.sweep import run
+
+    before = loadavg()
+    result = run(4, 200, 1) if quick else run(16, 2000, 3)
+    return [{**result, "loadavg_before": before, "loadavg_after": loadavg()}]
+
+
+def _cpu_seconds(argv: list[str]) -> tuple[float, float, str]:
+    """``(CPU seconds, wall seconds, stderr tail)`` of ``python -m lshsim.cli ARGV``."""
+    import time
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "lshsim.cli", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        check=False,
+    )
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode:
+        raise RuntimeError(f"lshsim {' '.join(argv)}: exit {proc.returncode}: {proc.stderr[-300:]}")
+    return cpu, wall, proc.stderr[-200:]
+
+
+def compile_times(quick: bool) -> list[dict[str, Any]]:
+    """CPU seconds of the compile-bound commands against their goals."""
+    out = []
+    for name, argv, goal in QUICK_COMPILES if quick else COMPILES:
+        cpu, wall, _ = _cpu_seconds(argv)
+        out.append(
+            row(
+                name,
+                ratio=cpu,
+                goal=goal,
+                op="<=",
+                measure="CPU seconds of the whole command (a fresh process)",
+                ours="lshsim " + " ".join(argv),
+                peer=f"the goal, {goal:g} s of CPU",
+                ours_s=cpu,
+                peer_s=None,
+                wall_s=wall,
+            )
+        )
+    return out
+
+
+CASES = {"sweep_scaling": sweep_scaling, "compile": compile_times}
