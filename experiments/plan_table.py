@@ -204,8 +204,13 @@ def render(results: dict, meta: dict) -> str:
         if (p := res.get("previous")) is not None
     ]
     if before:
-        lines += ["", "Rows whose plan moved when recomputed (`--redo`, or the implementation of "
-                  "their experts changed), as they were before:", "", *before]
+        lines += [
+            "",
+            "Rows whose plan moved when recomputed (`--redo`, or the implementation of "
+            "their experts changed), as they were before:",
+            "",
+            *before,
+        ]
     return "\n".join(lines) + "\n"
 
 
