@@ -155,31 +155,6 @@ def test_collect_names_each_damaged_run_file(tmp_path):
         assert str(tmp_path / key) in got.failed[key] and message in got.failed[key]
 
 
-def test_study_launcher_options_are_checked_on_a_dry_run(tmp_path, capsys):
-    from lshsim.studies.memory.cli import console
-
-    base = [
-        "--study",
-        "table5",
-        "--out",
-        str(tmp_path / "r"),
-        "--results",
-        str(tmp_path / "m.json"),
-    ]
-    cases = [
-        (["--launcher", "dask", "--scheduler", "garbage", "--dry-run"], "--scheduler: expected"),
-        (["--launcher", "dask", "--workers", "100000", "--dry-run"], "--workers: 100000 processes"),
-    ]
-    for argv, message in cases:
-        try:
-            status = console([*base, *argv])
-        except SystemExit as exc:
-            status = exc.code
-        assert status == 2, argv
-        err = capsys.readouterr().err
-        assert message in err and err.count("\n") == 1, err
-
-
 def test_the_study_launcher_abandons_a_silent_scheduler():
     """``memory_studies.py --launcher dask --scheduler`` at a server that never answers."""
     import socket

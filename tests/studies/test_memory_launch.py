@@ -243,6 +243,8 @@ def test_slurm_dry_run_of_the_real_variant_prints_147_scripts(tmp_path, capsys):
         (["--train-args", "--mesh 2x2"], "--train-args: mesh: expected data=A,model=B"),
         (["--train-args", "--accumulate 2"], "--train-args: --accumulate changes what is trained"),
         (["--collect", "--plot"], "--collect: not with --dry-run, --plot or --reeval"),
+        (["--launcher", "dask", "--scheduler", "garbage", "--dry-run"], "--scheduler: expected"),
+        (["--launcher", "dask", "--workers", "100000", "--dry-run"], "--workers: 100000 processes"),
     ],
 )
 def test_bad_launch_options_are_one_line_and_exit_2(argv, message, tmp_path, capsys):
