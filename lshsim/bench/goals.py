@@ -20,6 +20,7 @@ from typing import Any
 
 from lshsim.bench.machine import loadavg
 from lshsim.bench.timing import row
+from lshsim.hashing import TokenID
 
 #: The compile rows: (name, command-line arguments of ``lshsim``, goal in CPU seconds).
 COMPILES = (
@@ -30,7 +31,7 @@ COMPILES = (
     ),
     (
         "plan B Token-ID r5, one mesh (1 x 2, batch 256 in 8, bf16, H100)",
-        ["plan", "--config", "base", "--lookup", "tokenid", "--rank", "5", "--mesh",
+        ["plan", "--config", "base", "--lookup", TokenID.name, "--rank", "5", "--mesh",
          "data=1,model=2", "--batch", "256", "--accumulate", "8", "--dtype", "bfloat16",
          "--hardware", "h100", "--json"],
         15.0,
@@ -41,7 +42,7 @@ QUICK_COMPILES = (
     ("AltUp K=4 tiny: lshsim cost", ["cost", "--config", "tiny", "--memory", "altup",
                                      "--blocks", "4", "--json"], 60.0),
     ("plan tiny Token-ID r5, one mesh (1 x 2)", ["plan", "--config", "tiny", "--lookup",
-                                                 "tokenid", "--rank", "5", "--mesh",
+                                                 TokenID.name, "--rank", "5", "--mesh",
                                                  "data=1,model=2", "--json"], 15.0),
 )  # fmt: skip
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from lshsim.bench.timing import interleaved, row, speedup_row
+from lshsim.hashing import CrossPolytope, Voronoi
 
 #: (n, k, m) points of the spherical top-k rows; the dimension.
 SPHERICAL_GRID = ((1024, 8, 16384), (16384, 32, 4096))
@@ -31,7 +32,7 @@ TORCH_THREADS = 2
 def _peer_scores(fam, x: np.ndarray) -> np.ndarray:
     """The float32 score matrix whose column order is the family's bucket ids."""
     y = x @ np.ascontiguousarray(fam.matrix, dtype=np.float32).T
-    return np.concatenate([y, -y], axis=1) if fam.name == "crosspolytope" else y
+    return np.concatenate([y, -y], axis=1) if fam.name == CrossPolytope.name else y
 
 
 def _numpy_topk(fam, x: np.ndarray, k: int) -> np.ndarray:
@@ -51,7 +52,7 @@ def spherical_topk(quick: bool) -> list[dict[str, Any]]:
     torch.set_num_threads(TORCH_THREADS)
     rounds = 3 if quick else 7
     out = []
-    for family, params in (("voronoi", {}), ("crosspolytope", {"rotation": "gaussian"})):
+    for family, params in ((Voronoi.name, {}), (CrossPolytope.name, {"rotation": "gaussian"})):
         for n, k, m in SPHERICAL_GRID:
             m = m // 4 if quick else m
             fam = make_family(family, n, SPHERICAL_DIM, seed=3, **params)
