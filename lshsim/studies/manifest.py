@@ -58,8 +58,11 @@ TEMPORARY = ".*.tmp"
 def git_commit() -> str | None:
     """The git commit of the checkout lshsim runs from (``+dirty`` if modified), else None."""
     tree = git_tree()
-    if tree is None:
-        return None
+    return None if tree is None else _commit_label(tree)
+
+
+def _commit_label(tree: Mapping[str, Any]) -> str:
+    """``COMMIT`` or ``COMMIT+dirty`` of a :func:`git_tree` record."""
     return tree["commit"] + ("+dirty" if tree["dirty"] else "")
 
 
@@ -124,7 +127,7 @@ def versions(tree: Mapping[str, Any] | None = None) -> dict[str, str]:
     out = {"python": platform.python_version(), "platform": platform.platform()}
     out["cpu"] = cpu_model()
     out["lshsim"] = __version__
-    commit = git_commit() if tree is None else tree["commit"] + ("+dirty" * bool(tree["dirty"]))
+    commit = git_commit() if tree is None else _commit_label(tree)
     if commit:
         out["lshsim_git"] = commit
     for module, dist in PACKAGES.items():
