@@ -67,6 +67,7 @@ MEMORY_FIELDS = {
     "heads": "lookup_heads",
     "ngram": "ngram",
     "engram_tokenizer": "engram_tokenizer",
+    "scan_layers": "scan_layers",
 }
 
 
@@ -195,6 +196,14 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="SentencePiece .model whose vocabulary builds Engram's compressing map "
         "(none: ids hashed uncompressed; with --lookup engram)",
+    )
+    g.add_argument(
+        "--scan-layers",
+        action="store_const",
+        const=True,
+        help="run each stack's layers as one scan over stacked parameters (MaxText's "
+        "scan_layers): compiles in seconds at any depth, the same function and updates; not "
+        "with --memory sameup|altup|gemma3n or --lookup lsh|ngram|engram (their layers differ)",
     )
     install_aliases(p, "memory")
 

@@ -240,6 +240,7 @@ TERMS: tuple[Term, ...] = (
         "how the partial experts are computed (the numbers do not change)",
         "choice",
     ),
+    _t("--scan-layers", "each stack's layers as one scan over stacked parameters", "flag"),
     _t(
         "--engram-tokenizer",
         "engram lookup: the SentencePiece model of its compressing map",

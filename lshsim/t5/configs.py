@@ -92,6 +92,14 @@ class T5Config:
             lookup hashes every order ``2 .. ngram`` (Engram's ``max_ngram_size``).
         engram_tokenizer: a SentencePiece ``.model`` whose vocabulary builds Engram's
             compressing map (``engram`` lookup); ``""``: the ids are hashed uncompressed.
+        scan_layers: run each stack's layers as one ``jax.lax.scan`` over stacked parameters
+            (``encoder/layers/...`` with a leading ``layers`` axis, as MaxText's and T5X's
+            ``scan_layers``) instead of ``layers_{i}`` unrolled: tracing and compiling do not
+            grow with depth (``lshsim plan`` of ``base`` in seconds). The same function as the
+            unrolled model (:mod:`lshsim.t5.scan` converts parameters both ways; the optimiser
+            runs per layer); initial parameters and dropout draws differ for the same seed.
+            Not for widened models (a layer's computed block is its index mod K) nor lookups
+            drawn per layer (``Lookup.per_layer``).
 
     See :mod:`lshsim.t5.lookups` for the ``productkey``, ``ngram`` and ``engram`` lookups.
     """
@@ -132,6 +140,7 @@ class T5Config:
     lookup_heads: int = 1
     ngram: int = 2
     engram_tokenizer: str = ""
+    scan_layers: bool = False
 
     def __post_init__(self):
         """Validate the memory and lookup fields (one-line errors naming the parameter)."""
@@ -237,6 +246,24 @@ def _validate_memory(cfg: T5Config) -> None:
     check_int("ngram", cfg.ngram, 1, 64)
     # the lookup's own rules (table size, top-k); without one, the base rule (k = 1)
     (lookup_of(cfg) or Lookup()).validate(cfg, n)
+    _validate_scan(cfg)
+
+
+def _validate_scan(cfg: T5Config) -> None:
+    """``scan_layers`` needs every layer of a stack to be the same function of its parameters."""
+    if not cfg.scan_layers:
+        return
+    if cfg.widened:
+        raise ValueError(
+            f"scan_layers: memory {cfg.memory!r} computes block (layer mod K) in each layer, "
+            "so its layers differ; run it unrolled"
+        )
+    lookup = lookup_of(cfg)
+    if lookup is not None and lookup.per_layer:
+        raise ValueError(
+            f"scan_layers: lookup {cfg.lookup!r} draws its hash per layer, so its layers differ; "
+            "run it unrolled"
+        )
 
 
 def padded_vocab(num_pieces: int) -> int:

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from lshsim._io import write_atomic
+from lshsim.t5 import scan
 from lshsim.t5.configs import T5Config
 
 _HINT = 'pip install "lshsim[hf]"'
@@ -260,6 +261,8 @@ def params_from_hf(state_dict: Mapping[str, Any], cfg: T5Config) -> dict:
         ValueError: for a missing or unexpected key, a wrong shape, or an
             ``*.embed_tokens.weight`` that differs from ``shared.weight``.
     """
+    if cfg.scan_layers:  # HF's blocks are the unrolled layers: stacked after
+        return scan.stack_layers(params_from_hf(state_dict, cfg.replace(scan_layers=False)))
     shapes = _expected_shapes(cfg)
     key_map = list(_key_map(cfg))
     missing = [k for k, _, _ in key_map if k not in state_dict]
@@ -309,6 +312,8 @@ def params_to_hf(params: Mapping[str, Any], cfg: T5Config) -> dict[str, np.ndarr
     """
     if set(params) == {"params"}:
         params = params["params"]
+    if cfg.scan_layers:
+        params, cfg = scan.unstack_layers(params), cfg.replace(scan_layers=False)
     shapes = _expected_shapes(cfg)
     flat = _flatten(params)
     missing = ["/".join(p) for p in shapes if p not in flat]

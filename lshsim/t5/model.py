@@ -254,6 +254,7 @@ class EncoderLayer(nn.Module):
     config: T5Config
     index: int = 0
     stack: int = 0
+    scan: bool = False  # a body of nn.scan: returns (x, None)
 
     @nn.compact
     def __call__(self, x, bias, tokens=None, deterministic: bool = True):
@@ -266,7 +267,8 @@ class EncoderLayer(nn.Module):
         x = x + drop(Attention(cfg, name="attention")(h, h, bias, deterministic), deterministic)
         h = norm(name="pre_mlp_layer_norm")(x)
         x = x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
-        return _with_expert(self, x_in, x, tokens, deterministic)
+        x = _with_expert(self, x_in, x, tokens, deterministic)
+        return (x, None) if self.scan else x
 
 
 class DecoderLayer(nn.Module):
@@ -275,6 +277,7 @@ class DecoderLayer(nn.Module):
     config: T5Config
     index: int = 0
     stack: int = 1
+    scan: bool = False  # a body of nn.scan: returns (x, None)
 
     @nn.compact
     def __call__(self, x, encoded, self_bias, cross_bias, tokens=None, deterministic: bool = True):
@@ -291,13 +294,45 @@ class DecoderLayer(nn.Module):
         x = x + drop(y, deterministic)
         h = norm(name="pre_mlp_layer_norm")(x)
         x = x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
-        return _with_expert(self, x_in, x, tokens, deterministic)
+        x = _with_expert(self, x_in, x, tokens, deterministic)
+        return (x, None) if self.scan else x
+
+
+def scanned_layers(layer: type[nn.Module], config: T5Config, count: int, args: int) -> type:
+    """``layer`` as one ``nn.scan`` over ``count`` layers (``config.scan_layers``).
+
+    Every variable collection gains a leading ``layers`` axis (parameters, the probe's
+    ``intermediates``, the router's ``aux_loss``); parameter and dropout draws are split per
+    layer; the ``args`` arguments after the carried ``x`` are the same for every layer.
+
+    Args:
+        layer: :class:`EncoderLayer` or :class:`DecoderLayer`.
+        config: the model config.
+        count: layers in the stack.
+        args: number of arguments after ``x`` (broadcast to every layer).
+
+    Returns:
+        The scanned module class; build it with ``scan=True`` and call it like ``layer``: it
+        returns ``(x, None)``.
+
+    References:
+        Flax ``nn.scan``; MaxText's and T5X's ``scan_layers``.
+    """
+    return nn.scan(
+        layer,
+        variable_axes={True: 0},
+        split_rngs={"params": True, "dropout": True},
+        in_axes=(nn.broadcast,) * args,
+        length=count,
+        metadata_params={nn.PARTITION_NAME: "layers"},
+    )
 
 
 def _run_layers(module: nn.Module, x, make_layer, count: int, deterministic: bool):
     """Apply ``count`` layers to the embedded ``x``; returns the stack's output before its norm.
 
-    Plain and ``sum`` models run each layer on ``x``. ``sameup``/``altup`` models carry ``K``
+    Plain and ``sum`` models run each layer on ``x`` (``make_layer(i)``; with ``scan_layers``,
+    ``make_layer(None)`` is the whole scanned stack). ``sameup``/``altup`` models carry ``K``
     blocks (stacked, ``[K, B, L, d]``) through Algorithm 2; the callers collapse them as the
     config says (``memory_cross`` for the encoder, ``memory_output`` for the decoder).
     """
@@ -305,6 +340,8 @@ def _run_layers(module: nn.Module, x, make_layer, count: int, deterministic: boo
     drop = nn.Dropout(cfg.dropout_rate)
     if not cfg.widened:
         x = drop(x, deterministic=deterministic)
+        if cfg.scan_layers:
+            return make_layer(None)(x)
         for i in range(count):
             x = make_layer(i)(x)
         return x
@@ -392,6 +429,10 @@ class Encoder(nn.Module):
         bias = (position, _mask_bias(valid[:, :, None] & valid[:, None, :]))
 
         def layer(i):
+            if i is None:
+                scan = scanned_layers(EncoderLayer, cfg, cfg.num_encoder_layers, 3)
+                mod = scan(cfg, scan=True, name="layers")
+                return lambda h: mod(h, bias, tokens, deterministic)[0]
             mod = EncoderLayer(cfg, i, name=f"layers_{i}")
             return lambda h: mod(h, bias, tokens, deterministic)
 
@@ -431,10 +472,13 @@ class Decoder(nn.Module):
         cross_bias = (None, _mask_bias(dec_valid[:, :, None] & enc_valid[:, None, :]))
 
         def layer(i):
-            mod = DecoderLayer(cfg, i, name=f"layers_{i}")
-            return lambda h: mod(
-                h, encoded, self_bias, cross_bias, decoder_input_tokens, deterministic
-            )
+            if i is None:
+                scan = scanned_layers(DecoderLayer, cfg, cfg.num_decoder_layers, 5)
+                mod = scan(cfg, scan=True, name="layers")
+            else:
+                mod = DecoderLayer(cfg, i, name=f"layers_{i}")
+            args = (encoded, self_bias, cross_bias, decoder_input_tokens, deterministic)
+            return (lambda h: mod(h, *args)[0]) if i is None else (lambda h: mod(h, *args))
 
         x = _run_layers(self, x, layer, cfg.num_decoder_layers, deterministic)
         x = _leave_stack(cfg, x, cfg.memory_output)

@@ -58,6 +58,7 @@ from typing import Any
 from lshsim._validate import check_int
 from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.hardware import Hardware, get_hardware, roofline
+from lshsim.t5.scan import loop_cost
 
 #: The ``XLA_FLAGS`` flag that creates host devices.
 DEVICE_FLAG = "--xla_force_host_platform_device_count"
@@ -170,9 +171,9 @@ def compile_step(
     Returns:
         ``{"compiled", "params", "totals", "compile_seconds", "state_bytes", "batch_bytes"}``:
         the executable, the abstract parameters, ``totals()`` (the whole step's FLOPs and
-        the loop factors of :func:`analyse`, computed when called: with ``accumulate > 1``
-        it lowers the micro-batch loop's body, :func:`_loop_body_cost`, which a mesh that
-        does not fit never needs), and the state's and the batch's bytes on one device (from the
+        the loop factors of :func:`analyse`, computed when called: it lowers the body of each
+        loop, :func:`_body_cost` (micro-batches, scanned layers), which a mesh that does not
+        fit never needs), and the state's and the batch's bytes on one device (from the
         shardings, exact).
     """
     import jax
@@ -204,8 +205,8 @@ def compile_step(
         """``(flops_total, loop_scale)``: the unpartitioned step's FLOPs and the factors."""
         with jax.set_mesh(mesh):
             looped = _cost(lowered.cost_analysis())
-            body = _loop_body_cost(traced.jaxpr, accumulate)
-        whole = tuple(x + (accumulate - 1) * b for x, b in zip(looped, body, strict=True))
+            extra = loop_cost(traced.jaxpr.jaxpr, _body_cost)
+        whole = tuple(x + e for x, e in zip(looped, extra, strict=True))
         return whole[0], tuple(w / x if x else 1.0 for w, x in zip(whole, looped, strict=True))
 
     return {
@@ -218,37 +219,18 @@ def compile_step(
     }
 
 
-def _loop_body_cost(jaxpr, accumulate: int) -> tuple[float, float]:
-    """``(flops, bytes accessed)`` of one pass of the step's micro-batch loop.
+def _body_cost(body) -> tuple[float, float]:
+    """``(flops, bytes accessed)`` of one pass of a scan's body (a ``ClosedJaxpr``).
 
-    XLA's cost analysis counts a loop's body once, so the whole step's count is the looped
-    step's plus ``accumulate - 1`` bodies. The body is the traced step's ``scan`` over the
-    micro-batches (:func:`lshsim.t5.steps.make_grad_fn`), lowered on its own (unpartitioned,
-    2 s of CPU for ``base``, where tracing the one-batch step again took 10 s).
-
-    Args:
-        jaxpr: the traced train step's closed jaxpr (``jax.stages.Traced.jaxpr``).
-        accumulate: micro-batches per step.
-
-    Returns:
-        ``(0.0, 0.0)`` for ``accumulate = 1`` (no loop), else the body's cost analysis.
-
-    Raises:
-        ValueError: the step has not exactly one top-level scan of ``accumulate`` steps.
+    XLA's cost analysis counts a loop's body once; :func:`lshsim.t5.scan.loop_cost` adds the
+    other passes of every scan (the micro-batch loop of :func:`lshsim.t5.steps.make_grad_fn`,
+    the scanned layers of ``scan_layers`` inside it), each body lowered on its own
+    (unpartitioned; 2 s of CPU for ``base``'s micro-batch body, where tracing the one-batch
+    step again took 10 s).
     """
     import jax
     from jax.extend.core import jaxpr_as_fun
 
-    if accumulate == 1:
-        return 0.0, 0.0
-    scans = [
-        e
-        for e in jaxpr.jaxpr.eqns
-        if e.primitive.name == "scan" and e.params["length"] == accumulate
-    ]
-    if len(scans) != 1:
-        raise ValueError(f"expected one scan of {accumulate} micro-batches, found {len(scans)}")
-    body = scans[0].params["jaxpr"]
     return _cost(jax.jit(jaxpr_as_fun(body)).lower(*body.in_avals).cost_analysis())
 
 

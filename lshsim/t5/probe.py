@@ -60,6 +60,7 @@ from lshsim.estimation.intervals import normal_interval
 from lshsim.t5.configs import T5Config
 from lshsim.t5.lookups import Lookup, lookup_of
 from lshsim.t5.lookups.router_probe import redrawn_rates as redrawn_rates  # re-exported
+from lshsim.t5.scan import unstack_layers
 from lshsim.t5.usage import USAGE_KEYS
 
 #: overlaps probed by default
@@ -214,6 +215,8 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
     for start in range(0, tokens.shape[0], batch):
         enc = np.asarray(tokens[start : start + batch], np.int32)
         inter = run(params, enc, _shift_right(enc))
+        if config.scan_layers:  # each layer's sows, as the unrolled model names them
+            inter = unstack_layers(inter)
         for stack, count in (
             ("encoder", config.num_encoder_layers),
             ("decoder", config.num_decoder_layers),

@@ -276,7 +276,9 @@ def state_shardings(abstract_state: Mapping, mesh: Mesh, logical_specs=None):
     Parameters follow their logical specs; every optimiser-state leaf that mirrors a parameter
     (same path below the optimiser's fields) is placed like it: the unfactored second moment
     as the parameter, Adafactor's factored ``v_row`` / ``v_col`` with the reduced axis left
-    out; everything else (counts, placeholders, the step) is replicated.
+    out (per layer, below the leading ``layers`` axis, for the scanned model's per-layer
+    optimiser, :func:`lshsim.t5.scan.per_layer`); everything else (counts, placeholders, the
+    step) is replicated.
 
     Args:
         abstract_state: the state's shapes (e.g. :func:`lshsim.t5.steps.abstract_state`).
@@ -302,9 +304,12 @@ def state_shardings(abstract_state: Mapping, mesh: Mesh, logical_specs=None):
         if keys not in flat or not keys:
             return NamedSharding(mesh, PartitionSpec())
         shape, spec = flat[keys]
-        return NamedSharding(
-            mesh, _moment_spec(fields[-1] if fields else "", leaf.shape, shape, spec)
-        )
+        field = fields[-1] if fields else ""
+        if "per_layer" in fields:  # lshsim.t5.scan.per_layer: each layer's moments, stacked
+            head, rest = (spec[0], PartitionSpec(*spec[1:])) if len(spec) else (None, spec)
+            inner = _moment_spec(field, leaf.shape[1:], shape[1:], rest)
+            return NamedSharding(mesh, PartitionSpec(head, *inner))
+        return NamedSharding(mesh, _moment_spec(field, leaf.shape, shape, spec))
 
     out = {k: jax.tree_util.tree_map_with_path(one, v) for k, v in abstract_state.items()}
     out["params"] = p_shard

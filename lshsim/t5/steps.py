@@ -29,6 +29,7 @@ import numpy as np
 import optax
 
 from lshsim._validate import check_int
+from lshsim.t5 import scan
 from lshsim.t5.configs import T5Config
 from lshsim.t5.lookups import lookup_of
 from lshsim.t5.model import T5, init_params
@@ -46,9 +47,13 @@ def rsqrt_schedule(base: float = 1.0, warmup_steps: int = 10000) -> Callable:
 def make_optimizer(
     config: T5Config, learning_rate: float = 1.0, warmup_steps: int | None = None
 ) -> optax.GradientTransformation:
-    """T5's Adafactor with the rsqrt schedule (``warmup_steps`` defaults to the config's)."""
+    """T5's Adafactor with the rsqrt schedule (``warmup_steps`` defaults to the config's).
+
+    With ``scan_layers`` it runs on each layer's slice of the stacked parameters
+    (:func:`lshsim.t5.scan.per_layer`): the same updates as on the unrolled model.
+    """
     warmup = config.warmup_steps if warmup_steps is None else warmup_steps
-    return optax.adafactor(
+    tx = optax.adafactor(
         learning_rate=rsqrt_schedule(learning_rate, warmup),
         min_dim_size_to_factor=128,
         decay_rate=0.8,
@@ -58,6 +63,8 @@ def make_optimizer(
         factored=True,
         eps=1e-30,
     )
+    # scanned layers: factoring, update clipping and the parameter scale stay per layer
+    return scan.per_layer(tx) if config.scan_layers else tx
 
 
 def cross_entropy(

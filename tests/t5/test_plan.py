@@ -171,33 +171,46 @@ def test_the_search_prices_its_mesh_as_plan_does(plans):
     assert best["expert_impl"] == "ragged"  # auto, planned for its accelerator
 
 
-def _step_costs(batch: int, accumulate: int):
+def _step_costs(batch: int, accumulate: int, **changes):
     """Unpartitioned (FLOPs, bytes accessed) of the micro model's step on a 1 x 1 mesh:
-    ``(by the loop body, the one-batch step's)``, the plan's and the earlier method."""
+    ``(with every loop's passes, the one-batch step's)``, the plan's and the earlier method."""
     import jax
 
     from lshsim.t5.experts import priced_on_host
     from lshsim.t5.plan import (
         _abstract,
+        _body_cost,
         _cost,
-        _loop_body_cost,
         abstract_batch,
         host_mesh,
         target_config,
     )
+    from lshsim.t5.scan import loop_cost
     from lshsim.t5.steps import make_train_step
     from tests.t5.conftest import MICRO
 
-    cfg = target_config(MICRO.replace(lookup="tokenid", expert_rank=8))
+    cfg = target_config(MICRO.replace(lookup="tokenid", expert_rank=8, **changes))
     optimizer, state = _abstract(cfg)
     inputs = abstract_batch(batch, 32, 8)
     with jax.set_mesh(host_mesh(1, 1)), priced_on_host():
         traced = jax.jit(make_train_step(cfg, optimizer, 0, accumulate)).trace(state, inputs)
         looped = _cost(traced.lower().cost_analysis())
-        body = _loop_body_cost(traced.jaxpr, accumulate)
+        extra = loop_cost(traced.jaxpr.jaxpr, _body_cost)
         one = jax.jit(make_train_step(cfg, optimizer, 0, 1)).lower(state, inputs)
-    whole = tuple(x + (accumulate - 1) * b for x, b in zip(looped, body, strict=True))
+    whole = tuple(x + e for x, e in zip(looped, extra, strict=True))
     return whole, _cost(one.cost_analysis()), state["params"]
+
+
+def test_scanned_layers_are_priced_as_the_unrolled_ones():
+    """XLA prices a loop's body once; with every scan's passes added (micro-batches, and the
+    layers' forward and backward scans inside them) the scanned model's FLOPs are the unrolled
+    model's (3 + 2 layers, 2 micro-batches; 2% for what the two programs do differently: the
+    scan's carried residuals, the optimiser's per-layer vmap)."""
+    layers = {"num_encoder_layers": 3, "num_decoder_layers": 2}
+    (unrolled, _, _), (scanned, _, _) = (
+        _step_costs(8, 2, **layers), _step_costs(8, 2, scan_layers=True, **layers)
+    )  # fmt: skip
+    assert scanned[0] == pytest.approx(unrolled[0], rel=0.02)
 
 
 def test_the_loop_body_prices_the_accumulated_step():

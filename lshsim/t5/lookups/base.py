@@ -40,6 +40,9 @@ class Lookup:
             not set by ``buckets``.
         in_routing_study: whether the routing study (:mod:`lshsim.studies.routing`) probes it
             at initialisation (``lshsim probe`` takes every lookup).
+        per_layer: whether a layer's lookup depends on the layer's index beyond its
+            parameters (a fixed matrix or hash drawn per layer): such layers are not the same
+            function, so they cannot run as one scanned layer (``scan_layers``).
     """
 
     name: str = ""
@@ -49,6 +52,7 @@ class Lookup:
     cost_example: tuple[str, dict[str, Any]] = ("", {})
     fixed_table: bool = False
     in_routing_study: bool = True
+    per_layer: bool = False
 
     def __repr__(self) -> str:
         return f"<lookup {self.name}>"

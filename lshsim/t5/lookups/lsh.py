@@ -84,6 +84,7 @@ class Lsh(RoutedLookup):
     label = "LSH"
     help = "fixed SimHash or cross-polytope of the layer input (--lsh-family)"
     flags = ("rank", "buckets", "lsh_family", "lookup_seed")
+    per_layer = True  # a fixed projection drawn per layer
     cost_example = ("lsh rank 128, 128 buckets", {"expert_rank": 128, "buckets": 128})
 
     def validate(self, cfg, n: int) -> None:

@@ -27,6 +27,7 @@ class NGram(Lookup):
     label = "N-gram"
     help = "hashed n-grams: H heads hash the last N token ids (Engram)"
     flags = ("rank", "buckets", "ngram", "heads")
+    per_layer = True  # multipliers drawn per layer
     cost_example = (
         "ngram N=2, 2 heads x 1024 rows", {"ngram": 2, "lookup_heads": 2, "buckets": 1024}
     )  # fmt: skip

@@ -1,0 +1,216 @@
+"""Scanned layers (``T5Config.scan_layers``): the parameter layout, the optimiser, the cost.
+
+With ``scan_layers`` each stack's layers are one ``nn.scan`` (:func:`lshsim.t5.model.
+scanned_layers`): the parameters of ``encoder/layers_0 .. layers_{L-1}`` become one subtree
+``encoder/layers`` whose leaves carry a leading axis of ``L`` (the logical axis ``layers``,
+never split). This module owns what follows from that layout:
+
+- :func:`stack_layers` / :func:`unstack_layers`: a parameter (or gradient, or intermediates)
+  tree from one layout to the other, exactly (the two models are the same function).
+- :func:`per_layer`: an optax transformation applied to each layer's slice of the stacked
+  leaves (``jax.vmap``) and as is to the rest, so Adafactor's factoring, update clipping and
+  parameter scale are per layer, as on the unrolled model (T5X's Adafactor does the same with
+  its ``factor_map`` over the scanned axis).
+- :func:`loop_cost`: the FLOPs and bytes of a traced program whose scans XLA's cost analysis
+  counts once (a scan's body is priced once whatever its length).
+
+References:
+    Flax ``nn.scan``; T5X ``adafactor.py`` (``HParamMap`` / ``factor_map``); MaxText
+    ``scan_layers``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+__all__ = [
+    "SCAN_KEY",
+    "LayerwiseState",
+    "loop_cost",
+    "per_layer",
+    "stack_layers",
+    "unstack_layers",
+]
+
+#: The scanned stack's parameter key (``encoder/layers``; unrolled: ``layers_{i}``).
+SCAN_KEY = "layers"
+_UNROLLED = "layers_"
+
+
+def _layer_count(stack: Mapping) -> int:
+    return sum(1 for k in stack if k.startswith(_UNROLLED))
+
+
+def stack_layers(tree: Mapping) -> dict:
+    """The unrolled layout's ``{encoder,decoder}/layers_{i}`` stacked into ``.../layers``.
+
+    Args:
+        tree: a parameter-shaped tree of the unrolled model (parameters, gradients, sown
+            intermediates): ``{"encoder": {"layers_0": ..., ...}, "decoder": {...}, ...}``.
+
+    Returns:
+        The scanned model's tree: each stack's ``layers_{i}`` replaced by ``layers``, whose
+        leaves are the layers' leaves stacked on a new leading axis (NumPy leaves stay NumPy).
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    def stacked(*leaves):
+        return np.stack(leaves) if isinstance(leaves[0], np.ndarray) else jnp.stack(leaves)
+
+    out = dict(tree)
+    for name, stack in tree.items():
+        count = _layer_count(stack) if isinstance(stack, Mapping) else 0
+        if not count:
+            continue
+        layers = [stack[f"{_UNROLLED}{i}"] for i in range(count)]
+        rest = {k: v for k, v in stack.items() if not k.startswith(_UNROLLED)}
+        out[name] = {**rest, SCAN_KEY: jax.tree.map(stacked, *layers)}
+    return out
+
+
+def unstack_layers(tree: Mapping) -> dict:
+    """The inverse of :func:`stack_layers`: ``.../layers`` split into ``layers_{i}``."""
+    import jax
+
+    out = dict(tree)
+    for name, stack in tree.items():
+        if not isinstance(stack, Mapping) or SCAN_KEY not in stack:
+            continue
+        layers = stack[SCAN_KEY]
+        count = jax.tree.leaves(layers)[0].shape[0]
+        rest = {k: v for k, v in stack.items() if k != SCAN_KEY}
+        out[name] = {
+            **rest,
+            **{f"{_UNROLLED}{i}": jax.tree.map(lambda a, i=i: a[i], layers) for i in range(count)},
+        }
+    return out
+
+
+def _split(tree):
+    """``(groups, rest)``: one tree per ``layers`` subtree (with its dict path) and the others.
+
+    Each group holds one stack's layers, whose leaves share one leading length (the encoder's
+    and the decoder's may differ).
+    """
+    if not isinstance(tree, Mapping):
+        return [], tree
+    groups, rest = [], {}
+    for key, value in tree.items():
+        if key == SCAN_KEY:
+            groups.append({key: value})
+        elif isinstance(value, Mapping):
+            inner, r = _split(value)
+            groups.extend({key: g} for g in inner)
+            rest[key] = r
+        else:
+            rest[key] = value
+    return groups, rest
+
+
+def _merge(a, b):
+    """The union of two trees with disjoint leaves (a group of :func:`_split` and the rest)."""
+    if not isinstance(a, Mapping):
+        return a
+    out = dict(b)
+    for key, value in a.items():
+        out[key] = _merge(value, b[key]) if key in b else value
+    return out
+
+
+class LayerwiseState(NamedTuple):
+    """:func:`per_layer`'s state: the inner state over each layer's slice, and the rest's."""
+
+    per_layer: Any
+    rest: Any
+
+
+def per_layer(tx):
+    """``tx`` on each layer of the stacked ``layers`` subtrees, and on the other leaves.
+
+    Args:
+        tx: an ``optax.GradientTransformation`` whose update of a leaf reads that leaf only
+            (Adafactor, Adam, ...): it is vmapped over the stacked leaves' leading axis.
+
+    Returns:
+        An ``optax.GradientTransformation`` over the scanned model's parameters giving, layer
+        by layer, what ``tx`` gives on the unrolled model's (:func:`stack_layers`). Its state
+        is a :class:`LayerwiseState`: a tuple of per-layer states, one per stack (leaves with
+        its leading ``L`` axis, step counts too), and the rest's.
+    """
+    import jax
+    import optax
+
+    def init(params):
+        groups, rest = _split(params)
+        return LayerwiseState(tuple(jax.vmap(tx.init)(g) for g in groups), tx.init(rest))
+
+    def update(updates, state, params=None):
+        u_groups, u_rest = _split(updates)
+        p_groups, p_rest = _split(params) if params is not None else ([None] * len(u_groups), None)
+        out, s_rest = tx.update(u_rest, state.rest, p_rest)
+        states = []
+        for u, s, p in zip(u_groups, state.per_layer, p_groups, strict=True):
+            if p is None:
+                new, s = jax.vmap(lambda u, s: tx.update(u, s))(u, s)
+            else:
+                new, s = jax.vmap(tx.update)(u, s, p)
+            states.append(s)
+            out = _merge(new, out)
+        return out, LayerwiseState(tuple(states), s_rest)
+
+    return optax.GradientTransformation(init, update)
+
+
+def _sub_jaxprs(eqn):
+    """The jaxprs an equation calls (``pjit``, ``custom_vjp``, ``remat``, ``cond`` ...)."""
+    from jax.extend.core import ClosedJaxpr, Jaxpr
+
+    for value in eqn.params.values():
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        for item in items:
+            if isinstance(item, ClosedJaxpr):
+                yield item.jaxpr
+            elif isinstance(item, Jaxpr):
+                yield item
+
+
+def _scans(jaxpr) -> list:
+    """The ``scan`` equations of ``jaxpr`` and of what it calls, not those inside a scan."""
+    found = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "scan":
+            found.append(eqn)
+        else:
+            for sub in _sub_jaxprs(eqn):
+                found.extend(_scans(sub))
+    return found
+
+
+def loop_cost(jaxpr, cost: Callable[[Any], tuple[float, float]]) -> tuple[float, float]:
+    """What XLA's cost analysis of ``jaxpr`` leaves out: its scans' bodies past the first pass.
+
+    XLA prices a loop's body once. For each scan of length ``n`` (outermost first, nested ones
+    recursively), the whole program's count is the lowered program's plus ``n - 1`` more
+    bodies, each with its own nested scans' extra passes: ``extra(J) = sum over scans s of
+    (n_s - 1) C(body_s) + n_s extra(body_s)``.
+
+    Args:
+        jaxpr: a traced program's ``Jaxpr`` (``jax.stages.Traced.jaxpr.jaxpr``).
+        cost: ``ClosedJaxpr -> (flops, bytes accessed)``, XLA's count of one lowered body.
+
+    Returns:
+        ``(flops, bytes accessed)`` to add to the lowered program's cost analysis; ``(0, 0)``
+        without scans.
+    """
+    flops = accessed = 0.0
+    for eqn in _scans(jaxpr):
+        n = eqn.params["length"]
+        body = eqn.params["jaxpr"]
+        once = cost(body)
+        inner = loop_cost(body.jaxpr, cost)
+        flops += (n - 1) * once[0] + n * inner[0]
+        accessed += (n - 1) * once[1] + n * inner[1]
+    return flops, accessed

@@ -1,0 +1,124 @@
+"""Scanned layers (``scan_layers``): the same function, updates and cost as the unrolled model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from lshsim.t5.model import T5, init_params  # noqa: E402
+from lshsim.t5.scan import stack_layers, unstack_layers  # noqa: E402
+from lshsim.t5.steps import init_state, make_optimizer, make_train_step  # noqa: E402
+
+B, L, T = 4, 16, 8
+
+
+@pytest.fixture(scope="module")
+def configs(micro):
+    """Unrolled and scanned configs: 3 + 2 layers, softmax rank-2 experts with router losses,
+    widths of 128 so that Adafactor factors the kernels (its per-layer factoring is tested)."""
+    cfg = micro.replace(
+        d_model=128, d_ff=128, num_encoder_layers=3, num_decoder_layers=2,
+        lookup="softmax", expert_rank=2, buckets=8, router_z_loss=1e-2, router_jitter=0.0,
+    )  # fmt: skip
+    return cfg, cfg.replace(scan_layers=True)
+
+
+def _batch():
+    rng = np.random.default_rng(0)
+    return {
+        "encoder_input_tokens": rng.integers(1, 300, (B, L)).astype(np.int32),
+        "decoder_input_tokens": rng.integers(1, 300, (B, T)).astype(np.int32),
+        "decoder_target_tokens": rng.integers(1, 300, (B, T)).astype(np.int32),
+        "decoder_loss_weights": np.ones((B, T), np.int32),
+    }
+
+
+def _close(a, b, rel):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        assert x.shape == y.shape
+        assert np.max(np.abs(x - y)) <= rel * max(np.max(np.abs(x)), 1e-30)
+
+
+def test_layouts_round_trip_and_forward_agrees(configs):
+    """``stack_layers`` gives the scanned model's tree; both models give the same logits."""
+    cfg, scfg = configs
+    params = init_params(cfg, jax.random.key(0))
+    stacked = stack_layers(params)
+    shapes = jax.tree.map(lambda a: a.shape, init_params(scfg, jax.random.key(1)))
+    assert jax.tree.map(lambda a: a.shape, stacked) == shapes
+    assert jax.tree.structure(unstack_layers(stacked)) == jax.tree.structure(params)
+    _close(unstack_layers(stacked), params, 0.0)
+    toks = jax.numpy.asarray(_batch()["encoder_input_tokens"])
+    a = T5(cfg).apply({"params": params}, toks, toks)
+    b = T5(scfg).apply({"params": stacked}, toks, toks)
+    _close(b, a, 1e-5)
+
+
+def test_train_steps_agree(configs):
+    """Two Adafactor steps (per-layer factoring, clipping and scale) move every parameter as
+    on the unrolled model. Tolerance: float32 sums in another order (the scanned backward
+    accumulates the same products), 1e-4 of each tensor's largest entry."""
+    cfg, scfg = configs
+    batch = _batch()
+    start = init_state(cfg, make_optimizer(cfg), 0)
+    runs = {}
+    for c in (cfg, scfg):
+        opt = make_optimizer(c, learning_rate=1.0)
+        params = stack_layers(start["params"]) if c.scan_layers else start["params"]
+        state = {**start, "params": params, "opt_state": opt.init(params)}
+        step = jax.jit(make_train_step(c, opt, 0))
+        metrics = []
+        for _ in range(2):
+            state, m = step(state, batch)
+            metrics.append(float(m["loss"]))
+        runs[c.scan_layers] = state, metrics
+    (plain, m0), (scanned, m1) = runs[False], runs[True]
+    np.testing.assert_allclose(m1, m0, rtol=1e-5)
+    moved = jax.tree.map(lambda a, b: np.abs(np.asarray(a - b)).max(), plain["params"],
+                         start["params"])  # fmt: skip
+    assert min(jax.tree.leaves(moved)) > 0  # every tensor moved: agreement is not vacuous
+    _close(unstack_layers(scanned["params"]), plain["params"], 1e-4)
+    # the per-layer optimiser state: factored moments with the leading layer axis
+    v_row = scanned["opt_state"].per_layer
+    rows = [x for x in jax.tree.leaves(v_row) if x.ndim == 2 and x.shape[0] == 3]
+    assert rows, "no stacked factored moment"
+
+
+def test_scan_rejects_layers_that_differ(micro):
+    """Widened memory and per-layer lookups cannot be scanned: one line naming the field."""
+    with pytest.raises(ValueError, match="scan_layers: memory 'altup'"):
+        micro.replace(memory="altup", scan_layers=True)
+    with pytest.raises(ValueError, match="scan_layers: lookup 'lsh'"):
+        micro.replace(lookup="lsh", scan_layers=True)
+
+
+def test_hf_and_shardings_of_the_scanned_layout(configs):
+    """HF export reads the stacked layers as the unrolled ones, and import stacks them; the
+    per-layer optimiser's factored moments are placed like their parameter's slice."""
+    from lshsim.t5.hf import params_from_hf, params_to_hf
+    from lshsim.t5.plan import host_mesh
+    from lshsim.t5.sharding import train_state_shardings
+
+    cfg, scfg = configs
+    params = jax.tree.map(np.asarray, init_params(cfg, jax.random.key(0)))
+    cfg, scfg = cfg.replace(lookup="none"), scfg.replace(lookup="none")  # HF T5 has no experts
+    params = {k: v for k, v in params.items()}
+    for stack in ("encoder", "decoder"):
+        params[stack] = {
+            name: {k: v for k, v in layer.items() if k != "expert"} if name.startswith("layers_")
+            else layer
+            for name, layer in params[stack].items()
+        }  # fmt: skip
+    hf = params_to_hf(params, cfg)
+    stacked = params_to_hf(stack_layers(params), scfg)
+    assert hf.keys() == stacked.keys()
+    assert all(np.array_equal(hf[k], stacked[k]) for k in hf)
+    back = params_from_hf(hf, scfg)
+    _close(back, stack_layers(params), 0.0)
+    _, shardings = train_state_shardings(scfg, make_optimizer(scfg), host_mesh(1, 1))
+    enc = shardings["opt_state"].per_layer[0]
+    specs = [s.spec for s in jax.tree.leaves(enc)]
+    assert specs and all(len(s) == 0 or s[0] is None for s in specs)  # the layers axis: whole
