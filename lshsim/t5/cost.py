@@ -29,15 +29,20 @@ from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.data.spans import compute_input_and_target_lengths
 from lshsim.t5.experts import priced_on_host
 from lshsim.t5.lookups import LOOKUPS
+from lshsim.t5.scan import body_cost, loop_cost, xla_cost
 
 __all__ = ["check_lengths", "comparison", "comparison_configs", "flops_per_token"]
 
 
-def _flops(compiled) -> float:
-    cost = compiled.cost_analysis()
-    if isinstance(cost, (list, tuple)):  # older JAX: one dict per computation
-        cost = cost[0]
-    return float(cost["flops"])
+def _flops(fn, *args) -> float:
+    """XLA's FLOPs of ``jax.jit(fn)(*args)``, every pass of its scans counted.
+
+    XLA's cost analysis prices a loop's body once: the scanned layers of ``scan_layers``
+    (forward and backward) get their other passes from :func:`lshsim.t5.scan.loop_cost`.
+    """
+    traced = jax.jit(fn).trace(*args)
+    flops, _ = xla_cost(traced.lower().compile().cost_analysis())
+    return flops + loop_cost(traced.jaxpr.jaxpr, body_cost)[0]
 
 
 def flops_per_token(
@@ -97,8 +102,8 @@ def flops_per_token(
 
     key = jax.eval_shape(lambda: jax.random.key(0))
     with priced_on_host():  # ragged experts: the grouped matmul's FLOPs, not CPU's fallback
-        fwd = _flops(jax.jit(forward).lower(params, batch).compile())
-        train = _flops(jax.jit(jax.grad(loss)).lower(params, batch, key).compile())
+        fwd = _flops(forward, params, batch)
+        train = _flops(jax.grad(loss), params, batch, key)
     return {
         "flops_per_token": fwd / tokens,
         "train_flops_per_token": train / tokens,

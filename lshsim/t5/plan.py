@@ -58,7 +58,7 @@ from typing import Any
 from lshsim._validate import check_int
 from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.hardware import Hardware, get_hardware, roofline
-from lshsim.t5.scan import loop_cost
+from lshsim.t5.scan import body_cost, loop_cost, xla_cost
 
 #: The ``XLA_FLAGS`` flag that creates host devices.
 DEVICE_FLAG = "--xla_force_host_platform_device_count"
@@ -171,10 +171,10 @@ def compile_step(
     Returns:
         ``{"compiled", "params", "totals", "compile_seconds", "state_bytes", "batch_bytes"}``:
         the executable, the abstract parameters, ``totals()`` (the whole step's FLOPs and
-        the loop factors of :func:`analyse`, computed when called: it lowers the body of each
-        loop, :func:`_body_cost` (micro-batches, scanned layers), which a mesh that does not
-        fit never needs), and the state's and the batch's bytes on one device (from the
-        shardings, exact).
+        the loop factors of :func:`analyse`, computed when called: it lowers the body of
+        each loop, :func:`lshsim.t5.scan.body_cost` (micro-batches, scanned layers), which a
+        mesh that does not fit never needs), and the state's and the batch's bytes on one
+        device (from the shardings, exact).
     """
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
@@ -204,8 +204,8 @@ def compile_step(
     def totals() -> tuple[float, tuple[float, float]]:
         """``(flops_total, loop_scale)``: the unpartitioned step's FLOPs and the factors."""
         with jax.set_mesh(mesh):
-            looped = _cost(lowered.cost_analysis())
-            extra = loop_cost(traced.jaxpr.jaxpr, _body_cost)
+            looped = xla_cost(lowered.cost_analysis())
+            extra = loop_cost(traced.jaxpr.jaxpr, body_cost)
         whole = tuple(x + e for x, e in zip(looped, extra, strict=True))
         return whole[0], tuple(w / x if x else 1.0 for w, x in zip(whole, looped, strict=True))
 
@@ -217,21 +217,6 @@ def compile_step(
         "state_bytes": _shard_bytes(state, state_sh),
         "batch_bytes": _shard_bytes(inputs, jax.tree_util.tree_map(lambda _: batch_sh, inputs)),
     }
-
-
-def _body_cost(body) -> tuple[float, float]:
-    """``(flops, bytes accessed)`` of one pass of a scan's body (a ``ClosedJaxpr``).
-
-    XLA's cost analysis counts a loop's body once; :func:`lshsim.t5.scan.loop_cost` adds the
-    other passes of every scan (the micro-batch loop of :func:`lshsim.t5.steps.make_grad_fn`,
-    the scanned layers of ``scan_layers`` inside it), each body lowered on its own
-    (unpartitioned; 2 s of CPU for ``base``'s micro-batch body, where tracing the one-batch
-    step again took 10 s).
-    """
-    import jax
-    from jax.extend.core import jaxpr_as_fun
-
-    return _cost(jax.jit(jaxpr_as_fun(body)).lower(*body.in_avals).cost_analysis())
 
 
 @functools.lru_cache(maxsize=4)
@@ -247,14 +232,6 @@ def _abstract(config: T5Config):
     return optimizer, abstract_state(config, optimizer)
 
 
-def _cost(cost) -> tuple[float, float]:
-    """``(flops, bytes accessed)`` of a cost analysis."""
-    if isinstance(cost, (list, tuple)):  # older JAX: one dict per computation
-        cost = cost[0]
-    cost = cost or {}
-    return float(cost.get("flops", 0.0)), float(cost.get("bytes accessed", 0.0))
-
-
 def analyse(compiled, loop_scale: tuple[float, float] = (1.0, 1.0)) -> dict[str, float]:
     """Per-device bytes (memory analysis) and FLOPs and bytes accessed (cost analysis).
 
@@ -262,7 +239,7 @@ def analyse(compiled, loop_scale: tuple[float, float] = (1.0, 1.0)) -> dict[str,
     run in a loop, whose body XLA's cost analysis counts once (see :func:`plan`).
     """
     mem = compiled.memory_analysis()
-    flops, accessed = _cost(compiled.cost_analysis())
+    flops, accessed = xla_cost(compiled.cost_analysis())
     out = {
         "argument_bytes": int(mem.argument_size_in_bytes),
         "output_bytes": int(mem.output_size_in_bytes),

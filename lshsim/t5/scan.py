@@ -27,10 +27,12 @@ from typing import Any, NamedTuple
 __all__ = [
     "SCAN_KEY",
     "LayerwiseState",
+    "body_cost",
     "loop_cost",
     "per_layer",
     "stack_layers",
     "unstack_layers",
+    "xla_cost",
 ]
 
 #: The scanned stack's parameter key (``encoder/layers``; unrolled: ``layers_{i}``).
@@ -214,3 +216,24 @@ def loop_cost(jaxpr, cost: Callable[[Any], tuple[float, float]]) -> tuple[float,
         flops += (n - 1) * once[0] + n * inner[0]
         accessed += (n - 1) * once[1] + n * inner[1]
     return flops, accessed
+
+
+def xla_cost(cost) -> tuple[float, float]:
+    """``(flops, bytes accessed)`` of an XLA cost analysis (``Lowered`` or ``Compiled``)."""
+    if isinstance(cost, (list, tuple)):  # older JAX: one dict per computation
+        cost = cost[0]
+    cost = cost or {}
+    return float(cost.get("flops", 0.0)), float(cost.get("bytes accessed", 0.0))
+
+
+def body_cost(body) -> tuple[float, float]:
+    """``(flops, bytes accessed)`` of one pass of a scan's body (a ``ClosedJaxpr``).
+
+    The body is lowered on its own (unpartitioned) and priced by XLA's cost analysis of the
+    lowered program: 2 s of CPU for ``base``'s micro-batch body, where tracing the one-batch
+    step again took 10 s. The ``cost`` of :func:`loop_cost`.
+    """
+    import jax
+    from jax.extend.core import jaxpr_as_fun
+
+    return xla_cost(jax.jit(jaxpr_as_fun(body)).lower(*body.in_avals).cost_analysis())

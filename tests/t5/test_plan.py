@@ -177,15 +177,8 @@ def _step_costs(batch: int, accumulate: int, **changes):
     import jax
 
     from lshsim.t5.experts import priced_on_host
-    from lshsim.t5.plan import (
-        _abstract,
-        _body_cost,
-        _cost,
-        abstract_batch,
-        host_mesh,
-        target_config,
-    )
-    from lshsim.t5.scan import loop_cost
+    from lshsim.t5.plan import _abstract, abstract_batch, host_mesh, target_config
+    from lshsim.t5.scan import body_cost, loop_cost, xla_cost
     from lshsim.t5.steps import make_train_step
     from tests.t5.conftest import MICRO
 
@@ -194,11 +187,11 @@ def _step_costs(batch: int, accumulate: int, **changes):
     inputs = abstract_batch(batch, 32, 8)
     with jax.set_mesh(host_mesh(1, 1)), priced_on_host():
         traced = jax.jit(make_train_step(cfg, optimizer, 0, accumulate)).trace(state, inputs)
-        looped = _cost(traced.lower().cost_analysis())
-        extra = loop_cost(traced.jaxpr.jaxpr, _body_cost)
+        looped = xla_cost(traced.lower().cost_analysis())
+        extra = loop_cost(traced.jaxpr.jaxpr, body_cost)
         one = jax.jit(make_train_step(cfg, optimizer, 0, 1)).lower(state, inputs)
     whole = tuple(x + e for x, e in zip(looped, extra, strict=True))
-    return whole, _cost(one.cost_analysis()), state["params"]
+    return whole, xla_cost(one.cost_analysis()), state["params"]
 
 
 def test_scanned_layers_are_priced_as_the_unrolled_ones():

@@ -122,3 +122,15 @@ def test_hf_and_shardings_of_the_scanned_layout(configs):
     enc = shardings["opt_state"].per_layer[0]
     specs = [s.spec for s in jax.tree.leaves(enc)]
     assert specs and all(len(s) == 0 or s[0] is None for s in specs)  # the layers axis: whole
+
+
+def test_cost_counts_every_scanned_layer(configs):
+    """``lshsim cost``'s FLOPs per token: the scanned model's equal the unrolled model's (XLA
+    prices a loop's body once; the other passes are added). 1% for the programs' differences
+    (the scan's carried residuals, no fusion across layers)."""
+    from lshsim.t5.cost import flops_per_token
+
+    cfg, scfg = configs
+    a, b = (flops_per_token(c, input_length=16, target_length=8) for c in (cfg, scfg))
+    assert b["flops_per_token"] == pytest.approx(a["flops_per_token"], rel=0.01)
+    assert b["train_flops_per_token"] == pytest.approx(a["train_flops_per_token"], rel=0.01)
