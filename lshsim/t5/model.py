@@ -34,6 +34,10 @@ With external memory (:mod:`lshsim.t5.memory`; ``n`` buckets, rank ``r``, ``K`` 
     {encoder,decoder}/layers_{i}/expert/{wi [n, d, r], wo [n, r, d]}  (rank r)
     decoder/logits_dense/kernel                       [K d, vocab]    (memory_output wide)
 
+With ``scan_layers`` each stack's ``layers_{i}`` are one subtree ``{encoder,decoder}/layers``
+whose leaves gain a leading axis of the stack's depth (logical axis ``layers``); see
+:mod:`lshsim.t5.scan`.
+
 References:
     Raffel et al. 2020 (T5); Shazeer 2020, "GLU Variants Improve Transformer" (gated GELU);
     T5X ``t5x/examples/t5/network.py`` and ``layers.py``.
