@@ -248,8 +248,19 @@ def embed_blocks(config: T5Config, embedded, projection: nn.Module | None):
 def collapse(x, mode: str):
     """``K`` stacked blocks ``[K, ..., d]`` -> ``[..., K d]`` (``wide``) or ``[..., d]`` (``sum``).
 
-    ``wide`` concatenates the blocks in order; ``sum`` adds them.
+    ``wide`` concatenates the blocks in order; ``sum`` adds them, as a product with a row of
+    ones (XLA's CPU backend ran ``jnp.sum`` over the leading axis, fused with the last layer's
+    correction, as a reduction several times slower than the product: ``tiny``'s collapsed
+    AltUp K = 2 step 1.10x -> 1.08x the baseline).
+
+    Args:
+        x: the blocks, ``[K, ..., d]``.
+        mode: ``wide`` or ``sum``.
+
+    Returns:
+        ``[..., K d]`` (``wide``) or ``[..., d]`` (``sum``).
     """
     if mode == "sum":
-        return jnp.sum(x, axis=0)
+        k = x.shape[0]
+        return jnp.dot(jnp.ones((k,), x.dtype), x.reshape(k, -1)).reshape(x.shape[1:])
     return jnp.moveaxis(x, 0, -2).reshape((*x.shape[1:-1], x.shape[0] * x.shape[-1]))

@@ -136,6 +136,17 @@ def test_predict_compute_correct_gradients_match_autodiff(k):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("k", [2, 5])
+def test_collapse_sum_adds_the_blocks(k):
+    """``sum`` (a product with ones) equals the blocks' sum; at K = 2 bit for bit."""
+    x = jnp.asarray(np.random.default_rng(k).standard_normal((k, 3, 4, 6)), jnp.float32)
+    got, want = np.asarray(memory.collapse(x, "sum")), np.asarray(jnp.sum(x, axis=0))
+    assert got.shape == (3, 4, 6)
+    if k == 2:
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
 def test_altup_alternates_blocks_and_sameup_keeps_block_zero():
     alt, same = M2.replace(memory="altup", memory_k=3), M2.replace(memory="sameup", memory_k=3)
     assert [memory.compute_block(alt, i) for i in range(7)] == [0, 1, 2, 0, 1, 2, 0]
