@@ -171,7 +171,7 @@ def test_the_search_prices_its_mesh_as_plan_does(plans):
     assert best["expert_impl"] == "ragged"  # auto, planned for its accelerator
 
 
-def _step_costs(batch: int, accumulate: int, **changes):
+def _step_costs(batch: int, accumulate: int, one_batch: bool = True, **changes):
     """Unpartitioned (FLOPs, bytes accessed) of the micro model's step on a 1 x 1 mesh:
     ``(with every loop's passes, the one-batch step's)``, the plan's and the earlier method."""
     import jax
@@ -189,9 +189,13 @@ def _step_costs(batch: int, accumulate: int, **changes):
         traced = jax.jit(make_train_step(cfg, optimizer, 0, accumulate)).trace(state, inputs)
         looped = xla_cost(traced.lower().cost_analysis())
         extra = loop_cost(traced.jaxpr.jaxpr, body_cost)
-        one = jax.jit(make_train_step(cfg, optimizer, 0, 1)).lower(state, inputs)
+        one = (
+            jax.jit(make_train_step(cfg, optimizer, 0, 1)).lower(state, inputs)
+            if one_batch
+            else None
+        )
     whole = tuple(x + e for x, e in zip(looped, extra, strict=True))
-    return whole, xla_cost(one.cost_analysis()), state["params"]
+    return whole, one and xla_cost(one.cost_analysis()), state["params"]
 
 
 def test_scanned_layers_are_priced_as_the_unrolled_ones():
@@ -199,7 +203,7 @@ def test_scanned_layers_are_priced_as_the_unrolled_ones():
     layers' forward and backward scans inside them) the scanned model's FLOPs are the unrolled
     model's (3 + 2 layers, 2 micro-batches; 2% for what the two programs do differently: the
     scan's carried residuals, the optimiser's per-layer vmap)."""
-    layers = {"num_encoder_layers": 3, "num_decoder_layers": 2}
+    layers = {"num_encoder_layers": 3, "num_decoder_layers": 2, "one_batch": False}
     (unrolled, _, _), (scanned, _, _) = (
         _step_costs(8, 2, **layers), _step_costs(8, 2, scan_layers=True, **layers)
     )  # fmt: skip
