@@ -302,12 +302,22 @@ class DecoderLayer(nn.Module):
         return (x, None) if self.scan else x
 
 
+#: What the scanned layers' backward pass keeps of the forward (the rest is recomputed):
+#: matrix products' outputs (JAX's ``checkpoint_dots`` rematerialisation policy).
+SCAN_SAVES = jax.checkpoint_policies.checkpoint_dots
+
+
 def scanned_layers(layer: type[nn.Module], config: T5Config, count: int, args: int) -> type:
     """``layer`` as one ``nn.scan`` over ``count`` layers (``config.scan_layers``).
 
     Every variable collection gains a leading ``layers`` axis (parameters, the probe's
     ``intermediates``, the router's ``aux_loss``); parameter and dropout draws are split per
-    layer; the ``args`` arguments after the carried ``x`` are the same for every layer.
+    layer; the ``args`` arguments after the carried ``x`` are the same for every layer. The
+    backward pass keeps each layer's matrix products (:data:`SCAN_SAVES`) and recomputes the
+    elementwise rest, as XLA's fusion does on the unrolled layers: without it the scan stored
+    every elementwise intermediate of every layer (``base`` Token-ID r5 on 1 x 2: 60.1 GB per
+    device, against 47.0 GB with it and 45.4 GB unrolled; FLOPs per step 1.102e14 with it,
+    1.099e14 without).
 
     Args:
         layer: :class:`EncoderLayer` or :class:`DecoderLayer`.
@@ -322,8 +332,10 @@ def scanned_layers(layer: type[nn.Module], config: T5Config, count: int, args: i
     References:
         Flax ``nn.scan``; MaxText's and T5X's ``scan_layers``.
     """
+    # the last argument, ``deterministic``, is a Python bool (static); ``self`` is argument 0
+    body = nn.remat(layer, policy=SCAN_SAVES, prevent_cse=False, static_argnums=(args + 1,))
     return nn.scan(
-        layer,
+        body,
         variable_axes={True: 0},
         split_rngs={"params": True, "dropout": True},
         in_axes=(nn.broadcast,) * args,

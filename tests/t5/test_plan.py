@@ -201,13 +201,14 @@ def _step_costs(batch: int, accumulate: int, one_batch: bool = True, **changes):
 def test_scanned_layers_are_priced_as_the_unrolled_ones():
     """XLA prices a loop's body once; with every scan's passes added (micro-batches, and the
     layers' forward and backward scans inside them) the scanned model's FLOPs are the unrolled
-    model's (3 + 2 layers, 2 micro-batches; 2% for what the two programs do differently: the
-    scan's carried residuals, the optimiser's per-layer vmap)."""
+    model's (3 + 2 layers, 2 micro-batches; one pass per scan counted 58% short)
+    but for the scan's backward recomputing each layer's elementwise operations (``SCAN_SAVES``):
+    3.3% more at this micro width, 1.6% at ``base``."""
     layers = {"num_encoder_layers": 3, "num_decoder_layers": 2, "one_batch": False}
     (unrolled, _, _), (scanned, _, _) = (
         _step_costs(8, 2, **layers), _step_costs(8, 2, scan_layers=True, **layers)
     )  # fmt: skip
-    assert scanned[0] == pytest.approx(unrolled[0], rel=0.02)
+    assert unrolled[0] <= scanned[0] <= 1.05 * unrolled[0]
 
 
 def test_the_loop_body_prices_the_accumulated_step():

@@ -128,12 +128,14 @@ def test_hf_and_shardings_of_the_scanned_layout(configs):
 
 def test_cost_counts_every_scanned_layer(micro):
     """``lshsim cost``'s FLOPs per token: the scanned model's equal the unrolled model's (XLA
-    prices a loop's body once; the other passes are added). 1% for the programs' differences
-    (the scan's carried residuals, no fusion across layers)."""
+    prices a loop's body once; the other passes are added). Forward within 1% (the programs
+    differ in layout only); the gradient's within 3%: the scan's backward recomputes each
+    layer's elementwise operations (``SCAN_SAVES``), 1.3% more at this micro width."""
     from lshsim.t5.cost import flops_per_token
 
     cfg = micro.replace(num_encoder_layers=3, num_decoder_layers=2, lookup="tokenid")
     scfg = cfg.replace(scan_layers=True)
     a, b = (flops_per_token(c, input_length=16, target_length=8) for c in (cfg, scfg))
     assert b["flops_per_token"] == pytest.approx(a["flops_per_token"], rel=0.01)
-    assert b["train_flops_per_token"] == pytest.approx(a["train_flops_per_token"], rel=0.01)
+    assert b["train_flops_per_token"] == pytest.approx(a["train_flops_per_token"], rel=0.03)
+    assert b["train_flops_per_token"] >= a["train_flops_per_token"]  # recomputation, not less
