@@ -25,7 +25,7 @@ import numpy as np
 from lshsim._validate import check_float, check_int
 from lshsim.hashing.base import HashFamily, OverlapLaw, tiled_argmax, weights_like
 from lshsim.hashing.reduced import check_reduced, reduced_sample
-from lshsim.hashing.topk import productkey_topk
+from lshsim.hashing.topk import productkey_topk_rows
 from lshsim.laws import spherical as spherical_laws
 from lshsim.laws.tables import log_p_table
 from lshsim.laws.topk_reduced import (
@@ -190,10 +190,18 @@ class ProductKey(HashFamily):
             cos = np.stack([cos, cos], axis=1)
         return productkey_topk_reduced(n, k, cos[:, 0], cos[:, 1], rng)
 
-    def topk_block(self, x, k, out):
-        """PKM's top-k: top-``k`` per half, then top-``k`` of the ``k^2`` sums."""
-        s1, s2 = self.half_scores(x)
-        productkey_topk(s1, s2, k, out)
+    def topk_block(self, x, k, out, rows):
+        """PKM's top-k: top-``k`` per half, then top-``k`` of the ``k^2`` sums.
+
+        Args:
+            x: float[m, d], C-contiguous.
+            k: ``1 <= k <= s``.
+            out: int64[m, k], written: slots ``i * s + j``.
+            rows: rows of ``x`` scored per pair of matrix products (two reused buffers).
+        """
+        w1 = weights_like(self.keys1, self._cast1, x.dtype)
+        w2 = weights_like(self.keys2, self._cast2, x.dtype)
+        productkey_topk_rows(x, w1, w2, k, out, rows)
 
     @classmethod
     def check_params(cls, n, **params):

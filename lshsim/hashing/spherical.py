@@ -77,7 +77,7 @@ from lshsim.hashing.reduced import (  # re-exported: tests and experiments impor
     reduced_argmax,
     reduced_sample,
 )
-from lshsim.hashing.topk import scores_topk
+from lshsim.hashing.topk import spherical_topk_rows
 from lshsim.laws import spherical as spherical_laws
 from lshsim.laws.topk import voronoi_topk_overlap
 from lshsim.laws.topk_reduced import voronoi_topk_reduced
@@ -172,9 +172,16 @@ class Voronoi(HashFamily):
         n = cls.check_params(n, **params)["n"]
         return voronoi_topk_reduced(n, check_int("topk (k)", k, 1, n), cosines, rng)
 
-    def topk_block(self, x, k, out):
-        """Top-``k`` centres of each row of ``x`` by score ``g_i . x`` into ``out``."""
-        scores_topk(x @ np.ascontiguousarray(self.matrix, dtype=x.dtype).T, k, out)
+    def topk_block(self, x, k, out, rows):
+        """Top-``k`` centres of each row of ``x`` by score ``g_i . x`` into ``out``.
+
+        Args:
+            x: float[m, d], C-contiguous.
+            k: ``1 <= k <= n``.
+            out: int64[m, k], written.
+            rows: rows of ``x`` scored per matrix product (one reused buffer).
+        """
+        spherical_topk_rows(x, weights_like(self.centres, self._cast, x.dtype), k, out, rows)
 
     reduced = True
 
@@ -350,10 +357,17 @@ class CrossPolytope(HashFamily):
         if params.get("rotation", "gaussian-projection") == "hadamard":
             raise ValueError("topk needs a stored rotation: use rotation='gaussian-projection'")
 
-    def topk_block(self, x, k, out):
-        """Top-``k`` of the ``2m`` signed coordinates ``concat(y, -y)`` of the rotated ``y``."""
-        y = x @ np.ascontiguousarray(self.matrix, dtype=x.dtype).T
-        scores_topk(np.concatenate([y, -y], axis=1), k, out)
+    def topk_block(self, x, k, out, rows):
+        """Top-``k`` of the ``2m`` signed coordinates ``concat(y, -y)`` of the rotated ``y``.
+
+        Args:
+            x: float[m, d], C-contiguous.
+            k: ``1 <= k <= n``.
+            out: int64[m, k], written.
+            rows: rows of ``x`` rotated per matrix product (one reused buffer).
+        """
+        a = weights_like(self.matrix, self._cast, x.dtype)
+        spherical_topk_rows(x, a, k, out, rows, signed=True)
 
     @classmethod
     def threads_pay_in_full_mode(cls, params):  # noqa: D102 - see HashFamily

@@ -16,20 +16,37 @@ References:
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
+from itertools import pairwise
 
 import numba
 import numpy as np
 
 from lshsim._validate import as_vectors, check_int
 
-__all__ = ["TOPK_ROWS", "TOPK_SCORES", "productkey_topk", "scores_topk", "topk_ids", "topk_sets"]
-#: Batch rows per score chunk of :func:`topk_sets` (families that score every bucket).
-TOPK_ROWS = 1024
-#: Scores per chunk for product keys, whose rows hold only ``2 sqrt(n)`` (the two halves'):
-#: what 1024 rows of a 16384-bucket Voronoi hold. One chunk is one matrix product and one
-#: parallel kernel call per half: 4096 queries at s = 128 in 1024-row chunks spent 4x the
-#: time of one call in BLAS's and the threads' start-up on this machine.
-TOPK_SCORES = 2**24
+__all__ = [
+    "TOPK_PART_ROWS",
+    "TOPK_ROWS",
+    "TOPK_SCORES",
+    "productkey_topk",
+    "productkey_topk_rows",
+    "scores_topk",
+    "spherical_topk_rows",
+    "topk_groups",
+    "topk_ids",
+    "topk_sets",
+]
+#: Fewest batch rows per block of :func:`topk_sets`: one BLAS call per block, and a matrix
+#: product of fewer rows repacks the whole weight matrix for little work (Voronoi n = 16384:
+#: 64-row blocks were 1.3x slower than 256-row ones).
+TOPK_ROWS = 256
+#: Scores per block of :func:`topk_sets` beyond :data:`TOPK_ROWS` rows (4 MiB of float32):
+#: one buffer per thread, reused, so BLAS writes into warm pages (a fresh 4 MiB product per
+#: 1024-row block of Voronoi n = 1024 spent more time in page faults than in the product).
+TOPK_SCORES = 2**20
+#: Fewest rows per thread of :func:`topk_sets`: fewer rows run on the calling thread only.
+TOPK_PART_ROWS = 64
 
 
 @numba.njit(cache=True, nogil=True)
@@ -48,11 +65,137 @@ def _insert(vals, ids, k, v, i):  # pragma: no cover - jit
 
 @numba.njit(cache=True, nogil=True)
 def _topk_row(row, k, vals, ids):  # pragma: no cover - jit
-    """Top-``k`` of one row of scores into the sorted buffers ``vals``/``ids``."""
+    """Top-``k`` of one row of scores into the sorted buffers ``vals``/``ids`` (a full scan)."""
     vals[:] = -np.inf
     ids[:] = row.shape[0]
     for j in range(row.shape[0]):
         _insert(vals, ids, k, row[j], j)
+
+
+def topk_groups(c: int, k: int) -> int:
+    """Groups of the pre-filtered top-``k`` scan of ``c`` scores; 0: scan every score.
+
+    About ``sqrt(k c) / 2`` (a power of two): the filter reads ``c`` scores once, then ranks
+    the groups' maxima and rescans the ``k`` or so groups that hold the top-``k``
+    (``c / g`` scores each), so ``g`` near ``sqrt(k c)`` balances the two; measured best at
+    ``sqrt(k c) / 2`` (float32, ``c`` from 512 to 16384, ``k`` 8 and 32). Below ``2k`` groups
+    or 4 scores a group the filter does not pay.
+
+    Args:
+        c: scores per row.
+        k: the top-``k``.
+
+    Returns:
+        The group count ``g`` (``2k <= g <= c / 4``), or 0 for the plain scan.
+    """
+    g = 1 << max(0, round(math.log2(max(1.0, math.sqrt(k * c) / 2))))
+    return g if 2 * k <= g <= c // 4 else 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _kth_value(gm, k, buf):  # pragma: no cover - jit
+    """The ``k``-th largest value of ``gm`` (``-inf`` if fewer than ``k`` are above it)."""
+    buf[:k] = -np.inf
+    low = buf[k - 1]
+    for t in range(gm.shape[0]):
+        v = gm[t]
+        if v > low:
+            p = k - 1
+            while p > 0 and v > buf[p - 1]:
+                buf[p] = buf[p - 1]
+                p -= 1
+            buf[p] = v
+            low = buf[k - 1]
+    return low
+
+
+@numba.njit(cache=True, nogil=True)
+def _topk_row_grouped(row, k, vals, ids, gm, buf):  # pragma: no cover - jit
+    """:func:`_topk_row` through a filter: the same buffers, most scores read once.
+
+    Score ``j`` is in group ``j mod g`` (``g = gm.shape[0] >= k``). One vectorised pass
+    takes each group's maximum; their ``k``-th largest ``t`` is at most the row's ``k``-th
+    best (``k`` groups each hold a score ``>= t``), so a score below ``t`` cannot be in the
+    top-``k`` and only the groups whose maximum reaches ``t`` are rescanned, their scores
+    ``>= t`` inserted as the full scan does. The result does not depend on the order of the
+    insertions (value descending, then id ascending, is a total order): it is the full scan's
+    bit for bit, ties and NaNs (never inserted) included.
+    """
+    c = row.shape[0]
+    g = gm.shape[0]
+    gm[:] = -np.inf
+    full = c - c % g
+    for b in range(0, full, g):
+        for t in range(g):
+            v = row[b + t]
+            m = gm[t]
+            gm[t] = v if v > m else m
+    for t in range(c - full):
+        v = row[full + t]
+        m = gm[t]
+        gm[t] = v if v > m else m
+    thr = _kth_value(gm, k, buf)
+    vals[:] = -np.inf
+    ids[:] = c
+    for t in range(g):
+        if gm[t] >= thr:
+            for j in range(t, c, g):
+                v = row[j]
+                if v >= thr:
+                    _insert(vals, ids, k, v, j)
+
+
+@numba.njit(cache=True, nogil=True)
+def _topk_row_signed(y, k, vals, ids, gm, buf):  # pragma: no cover - jit
+    """Top-``k`` of ``concat(y, -y)`` (ids ``j`` and ``j + len(y)``) without the copy.
+
+    With groups (``gm.shape[0] >= k``) the filter of :func:`_topk_row_grouped` runs on
+    ``|y_j|`` (each group's largest ``|y_j|`` is one of its ``2 len(y)`` candidates);
+    ``gm.shape[0] == 0`` scans every candidate. The same top-``k`` as :func:`_topk_row` of
+    the concatenation, bit for bit (the insertion order does not matter).
+    """
+    c = y.shape[0]
+    g = gm.shape[0]
+    thr = -np.inf
+    if g:
+        gm[:] = -np.inf
+        full = c - c % g
+        for b in range(0, full, g):
+            for t in range(g):
+                v = abs(y[b + t])
+                m = gm[t]
+                gm[t] = v if v > m else m
+        for t in range(c - full):
+            v = abs(y[full + t])
+            m = gm[t]
+            gm[t] = v if v > m else m
+        thr = _kth_value(gm, k, buf)
+    vals[:] = -np.inf
+    ids[:] = 2 * c
+    for t in range(max(g, 1)):
+        if g and not gm[t] >= thr:
+            continue
+        for j in range(t, c, max(g, 1)):
+            v = y[j]
+            if v >= thr:
+                _insert(vals, ids, k, v, j)
+            if -v >= thr:
+                _insert(vals, ids, k, -v, j + c)
+
+
+@numba.njit(cache=True, nogil=True)
+def _rows_topk(scores, k, out_idx, g, signed):  # pragma: no cover - jit
+    """Top-``k`` ids of each row (of ``concat(y, -y)`` when ``signed``) into ``out_idx``."""
+    vals = np.empty(k, scores.dtype)
+    buf = np.empty(k, scores.dtype)
+    gm = np.empty(g, scores.dtype)
+    for r in range(scores.shape[0]):
+        if signed:
+            _topk_row_signed(scores[r], k, vals, out_idx[r], gm, buf)
+        elif g:
+            _topk_row_grouped(scores[r], k, vals, out_idx[r], gm, buf)
+        else:
+            _topk_row(scores[r], k, vals, out_idx[r])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -87,29 +230,31 @@ def productkey_topk(s1, s2, k, out) -> None:
         out: int64[m, k], the slots ``i * s + j`` by decreasing ``s1_i + s2_j`` (ties: lower
             slot first).
     """
+    g = topk_groups(s1.shape[1], k)
     if s1.shape[0] <= _PK_CHUNK:
-        _productkey_rows(s1, s2, k, out, 0, s1.shape[0])
+        _productkey_rows(s1, s2, k, out, 0, s1.shape[0], g)
     else:
-        _productkey_chunks(s1, s2, k, out)
+        _productkey_chunks(s1, s2, k, out, g)
 
 
 @numba.njit(cache=True, nogil=True)
-def _productkey_rows(s1, s2, k, out, r0, r1):  # pragma: no cover - jit
-    """:func:`productkey_topk` of rows ``r0 .. r1 - 1``."""
+def _productkey_rows(s1, s2, k, out, r0, r1, g):  # pragma: no cover - jit
+    """:func:`productkey_topk` of rows ``r0 .. r1 - 1``; ``g``: :func:`topk_groups`."""
     s = s1.shape[1]
     v1 = np.empty(k, s1.dtype)
     i1 = np.empty(k, dtype=np.int64)
     v2 = np.empty(k, s1.dtype)
     i2 = np.empty(k, dtype=np.int64)
     vb = np.empty(k, s1.dtype)
+    gm = np.empty(g, s1.dtype)
+    buf = np.empty(k, s1.dtype)
     for r in range(r0, r1):
-        v1[:] = -np.inf
-        i1[:] = s
-        v2[:] = -np.inf
-        i2[:] = s
-        for j in range(s):
-            _insert(v1, i1, k, s1[r, j], j)
-            _insert(v2, i2, k, s2[r, j], j)
+        if g:
+            _topk_row_grouped(s1[r], k, v1, i1, gm, buf)
+            _topk_row_grouped(s2[r], k, v2, i2, gm, buf)
+        else:
+            _topk_row(s1[r], k, v1, i1)
+            _topk_row(s2[r], k, v2, i2)
         vb[:] = -np.inf
         best = out[r]
         best[:] = s * s
@@ -126,29 +271,119 @@ def _productkey_rows(s1, s2, k, out, r0, r1):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def _productkey_chunks(s1, s2, k, out):  # pragma: no cover - jit
+def _productkey_chunks(s1, s2, k, out, g):  # pragma: no cover - jit
     """:func:`productkey_topk` in parallel chunks of :data:`_PK_CHUNK` rows."""
     m = s1.shape[0]
     for c in numba.prange((m + _PK_CHUNK - 1) // _PK_CHUNK):
-        _productkey_rows(s1, s2, k, out, c * _PK_CHUNK, min(m, (c + 1) * _PK_CHUNK))
+        _productkey_rows(s1, s2, k, out, c * _PK_CHUNK, min(m, (c + 1) * _PK_CHUNK), g)
 
 
-def scores_topk(scores: np.ndarray, k: int, out: np.ndarray) -> None:
+def scores_topk(scores: np.ndarray, k: int, out: np.ndarray, *, signed: bool = False) -> None:
     """Top-``k`` columns of each row of ``scores`` (float[m, c]) into ``out`` (int64[m, k]).
 
-    float32 scores stay float32: the same order as their float64 copy (exact), without the
-    copy. Rows split over Numba's threads were slower on the 2-core machine (Voronoi n = 1024,
-    k = 8, 16384 rows of d = 256, scores included: 142.7 ms against 59.7 ms serial; its pool
-    and OpenBLAS's alternate).
+    By decreasing score, ties to the lower column. float32 scores stay float32: the same
+    order as their float64 copy (exact), without the copy. Rows of more than a few hundred
+    scores go through the group filter of :func:`_topk_row_grouped` (most scores read once,
+    in SIMD); the ids are those of the plain scan, bit for bit. Rows split over Numba's
+    threads were slower on the 2-core machine (Voronoi n = 1024, k = 8, 16384 rows of
+    d = 256, scores included: 142.7 ms against 59.7 ms serial; its pool and OpenBLAS's
+    alternate).
+
+    Args:
+        scores: float[m, c].
+        k: ``1 <= k <= c`` (``2c`` when ``signed``).
+        out: int64[m, k], written.
+        signed: rank ``concat(scores, -scores)`` (ids ``j`` and ``j + c``: the
+            cross-polytope's buckets) without forming it.
     """
     if scores.dtype not in (np.float32, np.float64):
         scores = scores.astype(np.float64)
     scores = np.ascontiguousarray(scores)
-    topk_ids(scores, k, np.empty((scores.shape[0], k), scores.dtype), out)
+    g = topk_groups(scores.shape[1] * (2 if signed else 1), k)
+    _rows_topk(scores, k, out, g // 2 if signed else g, signed)
+
+
+def spherical_topk_rows(x, w, k, out, rows, *, signed=False) -> None:
+    """Top-``k`` of ``x @ w.T`` (of ``concat(y, -y)`` when ``signed``) in blocks of ``rows``.
+
+    One thread's share of :func:`topk_sets` for the families that score every bucket: each
+    block's scores are written by BLAS into one buffer, reused, and ranked by
+    :func:`_rows_topk` (which releases the GIL) while they are still in cache.
+
+    Args:
+        x: float[m, d], C-contiguous.
+        w: float[c, d] in ``x``'s dtype (the centres, or the rotation's rows).
+        k: ``1 <= k <= c`` (``2c`` when ``signed``).
+        out: int64[m, k], written.
+        rows: rows per block.
+        signed: rank ``concat(y, -y)`` (ids ``j`` and ``j + c``), the cross-polytope's rule.
+    """
+    m = x.shape[0]
+    buf = np.empty((min(rows, m), w.shape[0]), dtype=np.result_type(x, w))
+    g = topk_groups(w.shape[0] * (2 if signed else 1), k)
+    g = g // 2 if signed else g
+    for r0 in range(0, m, rows):
+        r1 = min(m, r0 + rows)
+        block = buf[: r1 - r0]
+        np.matmul(x[r0:r1], w.T, out=block)
+        _rows_topk(block, k, out[r0:r1], g, signed)
+
+
+def productkey_topk_rows(x, w1, w2, k, out, rows) -> None:
+    """PKM's top-k (:func:`productkey_topk`) of the rows of ``x`` in blocks of ``rows``.
+
+    One thread's share of :func:`topk_sets` for product keys: each block's two sub-key
+    score matrices go into two reused buffers and through :func:`_productkey_rows` (serial,
+    GIL released) while they are in cache.
+
+    Args:
+        x: float[m, d], C-contiguous, ``d`` even.
+        w1: float[s, d / 2], the first half's sub-keys in ``x``'s dtype.
+        w2: float[s, d / 2], the second half's.
+        k: ``1 <= k <= s``.
+        out: int64[m, k], written.
+        rows: rows per block.
+    """
+    m, h = x.shape[0], x.shape[1] // 2
+    dtype = np.result_type(x, w1)
+    buf1 = np.empty((min(rows, m), w1.shape[0]), dtype=dtype)
+    buf2 = np.empty_like(buf1)
+    g = topk_groups(w1.shape[0], k)
+    for r0 in range(0, m, rows):
+        r1 = min(m, r0 + rows)
+        s1, s2 = buf1[: r1 - r0], buf2[: r1 - r0]
+        np.matmul(x[r0:r1, :h], w1.T, out=s1)
+        np.matmul(x[r0:r1, h:], w2.T, out=s2)
+        _productkey_rows(s1, s2, k, out[r0:r1], 0, r1 - r0, g)
+
+
+_POOL: dict[int, ThreadPoolExecutor] = {}
+#: One threaded :func:`topk_sets` at a time: each sets BLAS to one thread while it runs.
+_THREADED = threading.Lock()
+_BLAS = []
+
+
+def _blas_one_thread():
+    """A context in which the BLAS libraries run on the calling thread (threadpoolctl)."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def topk_sets(h, batch, k: int) -> np.ndarray:
     """The top-``k`` bucket ids of each row of ``batch`` under hash function ``h``.
+
+    The rows are cut into one contiguous part per Numba thread (at least
+    :data:`TOPK_PART_ROWS` rows each); each part runs ``h.topk_block`` on its own Python
+    thread with BLAS held to one thread meanwhile (threadpoolctl), in blocks of
+    ``max(TOPK_ROWS, TOPK_SCORES / width)`` rows: its matrix products and its ranking
+    alternate on one core, the block's scores still in cache, where BLAS's threaded product
+    and Numba's threaded ranking alternated between two thread pools that spun against each
+    other on the 2-core machine. The ids do not depend on the cut (each row's scores are one
+    BLAS dot product per entry, whatever the block). One part (a single thread, or a few
+    rows) runs on the calling thread, BLAS untouched.
 
     Args:
         h: a :class:`~lshsim.hashing.HashFamily` instance of a family with a top-k rule
@@ -163,9 +398,27 @@ def topk_sets(h, batch, k: int) -> np.ndarray:
         raise ValueError(f"topk applies to the families with a top-k rule, not '{h.name}'")
     x = as_vectors(batch, h.d)
     k = check_int("topk (k)", k, 1, h.max_topk(h.n))
-    out = np.empty((x.shape[0], k), dtype=np.int64)
-    rows = max(TOPK_ROWS, TOPK_SCORES // (2 * math.isqrt(h.n))) if h.halves else TOPK_ROWS
-    for r0 in range(0, x.shape[0], rows):
-        xr = x[r0 : r0 + rows]
-        h.topk_block(xr, k, out[r0 : r0 + xr.shape[0]])
+    m = x.shape[0]
+    out = np.empty((m, k), dtype=np.int64)
+    width = 2 * math.isqrt(h.n) if h.halves else h.matrix.shape[0]
+    rows = max(TOPK_ROWS, TOPK_SCORES // width)
+    parts = max(1, min(numba.get_num_threads(), m // TOPK_PART_ROWS))
+    if parts == 1:
+        h.topk_block(x, k, out, rows)
+        return out
+    cuts = [m * p // parts for p in range(parts + 1)]
+    with _THREADED, _blas_one_thread():
+        pool = _POOL.get(parts - 1)
+        if pool is None:
+            pool = _POOL[parts - 1] = ThreadPoolExecutor(parts - 1, "lshsim-topk")
+        futures = [
+            pool.submit(h.topk_block, x[a:b], k, out[a:b], min(rows, b - a))
+            for a, b in pairwise(cuts[1:])
+        ]
+        try:
+            h.topk_block(x[: cuts[1]], k, out[: cuts[1]], min(rows, cuts[1]))
+        finally:
+            wait(futures)
+        for f in futures:
+            f.result()
     return out
