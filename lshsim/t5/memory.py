@@ -186,7 +186,10 @@ def _predict_correct_bwd(block: int, residuals, d_out):
 
     Autodiff of the einsum and the broadcast wrote the cotangents as reductions over the
     leading block axis and ``[N, K]`` transposes, which XLA's CPU backend runs several times
-    slower than the products below (``tiny``'s AltUp K = 2 step 1.14x -> 1.08x the baseline).
+    slower than the products below. With :func:`collapse`'s sum as a product too, ``tiny``'s
+    AltUp K = 2 step went from 1.16-1.19x to 1.04-1.06x the baseline collapsed and from
+    1.22-1.25x to 1.12-1.14x wide (``bench_peers.py --quick --only altup``, 3 alternating
+    runs each on 2 shared cores, load 1.8-5.4).
 
     Args:
         block: the computed block ``j*``.
@@ -251,7 +254,7 @@ def collapse(x, mode: str):
     ``wide`` concatenates the blocks in order; ``sum`` adds them, as a product with a row of
     ones (XLA's CPU backend ran ``jnp.sum`` over the leading axis, fused with the last layer's
     correction, as a reduction several times slower than the product: ``tiny``'s collapsed
-    AltUp K = 2 step 1.10x -> 1.08x the baseline).
+    AltUp K = 2 step 1.09-1.11x -> 1.06x the baseline in one process).
 
     Args:
         x: the blocks, ``[K, ..., d]``.
