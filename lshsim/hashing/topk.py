@@ -16,6 +16,7 @@ References:
 from __future__ import annotations
 
 import math
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from itertools import pairwise
@@ -284,10 +285,11 @@ def scores_topk(scores: np.ndarray, k: int, out: np.ndarray, *, signed: bool = F
     By decreasing score, ties to the lower column. float32 scores stay float32: the same
     order as their float64 copy (exact), without the copy. Rows of more than a few hundred
     scores go through the group filter of :func:`_topk_row_grouped` (most scores read once,
-    in SIMD); the ids are those of the plain scan, bit for bit. Rows split over Numba's
-    threads were slower on the 2-core machine (Voronoi n = 1024, k = 8, 16384 rows of
-    d = 256, scores included: 142.7 ms against 59.7 ms serial; its pool and OpenBLAS's
-    alternate).
+    in SIMD); the ids are those of the plain scan, bit for bit. Serial: rows split over
+    Numba's threads after a threaded BLAS product were slower on the 2-core machine
+    (Voronoi n = 1024, k = 8, 16384 rows of d = 256, scores included: 142.7 ms against
+    59.7 ms serial; its pool and OpenBLAS's alternate), so :func:`topk_sets` gives each of
+    its threads both the products and the ranking of its rows instead.
 
     Args:
         scores: float[m, c].
@@ -357,10 +359,22 @@ def productkey_topk_rows(x, w1, w2, k, out, rows) -> None:
         _productkey_rows(s1, s2, k, out[r0:r1], 0, r1 - r0, g)
 
 
+#: :func:`topk_sets`' worker threads, by count (the calling thread runs one part itself).
 _POOL: dict[int, ThreadPoolExecutor] = {}
 #: One threaded :func:`topk_sets` at a time: each sets BLAS to one thread while it runs.
 _THREADED = threading.Lock()
-_BLAS = []
+#: The threadpoolctl controller, made on first use (it lists the loaded BLAS libraries).
+_BLAS: list = []
+
+
+def _after_fork() -> None:
+    """A forked child has none of the parent's worker threads, nor its lock's holder."""
+    global _THREADED
+    _THREADED = threading.Lock()
+    _POOL.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def _blas_one_thread():
