@@ -397,7 +397,8 @@ def topk_sets(h, batch, k: int) -> np.ndarray:
     and Numba's threaded ranking alternated between two thread pools that spun against each
     other on the 2-core machine. The ids do not depend on the cut (each row's scores are one
     BLAS dot product per entry, whatever the block). One part (a single thread, or a few
-    rows) runs on the calling thread, BLAS untouched.
+    rows) runs on the calling thread, BLAS untouched. The BLAS limit is the process's:
+    other threads' BLAS calls also run on one thread while a threaded call lasts.
 
     Args:
         h: a :class:`~lshsim.hashing.HashFamily` instance of a family with a top-k rule
