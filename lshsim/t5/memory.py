@@ -161,14 +161,7 @@ def _predict_correct(x, y, p, g, block: int):
 
 
 def _predict_correct_fwd(x, y, p, g, block: int):
-    """The forward pass of :func:`_predict_correct`.
-
-    Args:
-        x: the blocks, ``[K, ..., d]``.
-        y: the layer's output on block ``block``, ``[..., d]``.
-        p: the predictor ``[K, K]``.
-        g: the corrector ``[K]``.
-        block: the computed block ``j*``.
+    """The forward pass of :func:`_predict_correct` (the same arguments).
 
     Returns:
         ``(output, residuals)``: the output ``[K, ..., d]`` and ``(x, p, g, delta)`` with
