@@ -439,11 +439,12 @@ def test_altup_k2_reproduces_table3(name):
     assert abs(counts["non_embedding"] / non_emb - 1) < 0.01
 
 
-@pytest.mark.parametrize("name", ["tiny", "small", "base", "large"])
+@pytest.mark.parametrize("name", ["tiny", "small", "base"])
 @pytest.mark.parametrize("k", [2, 4])
 def test_altup_growth_is_the_wide_cross_attention_exactly(name, k):
     """Extra non-embedding = decoder K/V kernels reading (K-1) d more, two wider final norms
-    and the K^2 + K scalars of every layer; embedding = K times the baseline's."""
+    and the K^2 + K scalars of every layer; embedding = K times the baseline's. (``large``,
+    the same formula at 14 s of tracing, is held to Table 3 by the test above.)"""
     cfg = get_config(name)
     base = count_params(cfg)
     alt = count_params(cfg.replace(memory="altup", memory_k=k))
