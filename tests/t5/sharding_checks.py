@@ -222,6 +222,35 @@ def check_steps() -> dict:
     return out
 
 
+#: Scanned layers (``scan_layers``): stacked tables split over ``model`` below the layers axis.
+SCANNED = BASE.replace(
+    lookup="tokenid", expert_rank=2, num_encoder_layers=2, num_decoder_layers=2, scan_layers=True
+)
+
+
+def check_scanned() -> dict:
+    """One Adafactor step of the scanned model (per-layer optimiser) on (2, 2) against 1 device.
+
+    Returns:
+        ``{"loss": [one device, mesh], "state_rel", "expert_spec"}``: the stacked ``wi``'s
+        mesh spec (the layers axis whole, the buckets split over ``model``).
+    """
+    opt = make_optimizer(SCANNED)
+    abstract, specs = abstract_state(SCANNED, opt), param_specs(SCANNED)
+    state = jax.jit(lambda: init_state(SCANNED, opt, 0))()
+    batch = _batch(8, 32)
+    one, ref = jax.jit(make_train_step(SCANNED, opt))(state, batch)
+    mesh = sharding.make_mesh(2, 2)
+    sh = sharding.state_shardings(abstract, mesh, specs)
+    compiled = _compiled_step(SCANNED, 2, 2, opt, abstract, specs)
+    new, metrics = compiled(jax.device_put(state, sh), sharding.shard_batch(batch, mesh))
+    return {
+        "loss": [float(ref["loss"]), float(metrics["loss"])],
+        "state_rel": _max_rel(new, one),
+        "expert_spec": str(new["params"]["encoder"]["layers"]["expert"]["wi"].sharding.spec),
+    }
+
+
 def check_training(corpus: str, out_dir: str) -> dict:
     """Per-step train losses of ``lshsim.t5.loop.train`` on one device and on data=2,model=2.
 
@@ -261,6 +290,7 @@ def main(argv: list[str]) -> None:
         ("gradients", lambda: check_gradients(lookups)),
         ("ragged", check_ragged),
         ("hlo", check_steps),
+        ("scanned", check_scanned),
         ("train", lambda: check_training(corpus, out_dir)),
     ):
         start = time.process_time()

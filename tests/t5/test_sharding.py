@@ -225,6 +225,16 @@ def test_sharded_train_step_equals_one_device(checks):
 
 
 @pytest.mark.slow
+def test_scanned_train_step_equals_one_device(checks):
+    """One step of the scanned model (stacked tables split over model, Adafactor per layer
+    with its moments placed below the layers axis) on the (2, 2) mesh equals one device's."""
+    row = checks["scanned"]
+    np.testing.assert_allclose(row["loss"][1], row["loss"][0], rtol=1e-5)
+    assert row["state_rel"] < 1e-4
+    assert row["expert_spec"] == "P(None, 'model')"  # the layers axis whole, buckets split
+
+
+@pytest.mark.slow
 def test_no_collective_moves_a_table(checks):
     """The compiled (1,4) train step gathers nothing of a table's shard size.
 
