@@ -265,7 +265,8 @@ def format_plan(row: dict) -> str:
         [
             f"{row['config']} ({row['dtype']}) on data={mesh['data']} x model={mesh['model']}"
             f" ({row['devices']} devices): batch {row['batch']} in {row['accumulate']} "
-            f"micro-batch(es), lengths {row['input_length']}/{row['target_length']}",
+            f"micro-batch(es), lengths {row['input_length']}/{row['target_length']}"
+            + ("; layers scanned" if row.get("scan_layers") else ""),
             f"parameters {p['total']:.3g} (embedding {p['embedding']:.3g}, non-embedding "
             f"{p['non_embedding']:.3g}, expert {p['expert']:.3g}; experts computed "
             f"{row.get('expert_impl', 'gather')})",

@@ -306,7 +306,7 @@ def plan(
 
     Returns:
         A JSON-ready dict: ``mesh``, ``devices``, the shapes, ``expert_impl`` (the one
-        planned), ``params`` (counts by part),
+        planned), ``scan_layers`` (layers scanned or unrolled), ``params`` (counts by part),
         ``state_bytes`` and ``batch_bytes`` (per device, from the shardings), the
         :func:`analyse` figures (``per_device_bytes``, ``flops_per_step`` per device),
         ``flops_per_step_total``, ``compile_seconds``; with ``hardware`` also ``hardware``,
@@ -328,6 +328,7 @@ def plan(
         "config": cfg.name,
         "dtype": cfg.dtype,
         "expert_impl": cfg.expert_impl,
+        "scan_layers": cfg.scan_layers,
         "mesh": {"data": data, "model": model},
         "devices": data * model,
         "batch": batch,

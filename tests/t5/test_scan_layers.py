@@ -139,3 +139,15 @@ def test_cost_counts_every_scanned_layer(micro):
     assert b["flops_per_token"] == pytest.approx(a["flops_per_token"], rel=0.01)
     assert b["train_flops_per_token"] == pytest.approx(a["train_flops_per_token"], rel=0.03)
     assert b["train_flops_per_token"] >= a["train_flops_per_token"]  # recomputation, not less
+
+
+def test_the_plan_says_its_layers_are_scanned():
+    """``lshsim plan --scan-layers`` reports which program it priced (text and JSON)."""
+    from lshsim.cli.plan import format_plan
+    from lshsim.t5.plan import plan
+    from tests.t5.conftest import MICRO
+
+    cfg = MICRO.replace(num_encoder_layers=2, num_decoder_layers=2, scan_layers=True)
+    row = plan(cfg, batch=4, input_length=16, target_length=8, hardware="h100")
+    assert row["scan_layers"] is True
+    assert "layers scanned" in format_plan(row)
