@@ -209,10 +209,6 @@ def topk_ids(scores, k, out_val, out_idx):  # pragma: no cover - jit
         _topk_row(scores[r], k, out_val[r], out_idx[r])
 
 
-#: Rows per parallel chunk of :func:`productkey_topk` (its buffers are allocated per chunk).
-_PK_CHUNK = 64
-
-
 def productkey_topk(s1, s2, k, out) -> None:
     """PKM's top-k: top-``k`` of each half, then top-``k`` of the ``k^2`` sums, per row.
 
@@ -220,9 +216,9 @@ def productkey_topk(s1, s2, k, out) -> None:
     code adds them), and the ``k^2`` candidates are pruned: with both halves' top-``k``
     sorted, ``v1_a + v2_b`` falls along ``b`` and its row maximum ``v1_a + v2_0`` along
     ``a``, so a candidate below the current ``k``-th best ends its row, and a row whose
-    maximum is below it ends the search (a tie is still compared: the lower slot wins). More
-    rows than one chunk run in parallel chunks (the result does not depend on the thread
-    count); a few rows (one pair's two) run here, without starting the thread pool.
+    maximum is below it ends the search (a tie is still compared: the lower slot wins).
+    Serial: :func:`topk_sets` runs it per thread on its own rows
+    (:func:`productkey_topk_rows`).
 
     Args:
         s1: float[m, s], the first half's sub-key scores.
@@ -231,16 +227,12 @@ def productkey_topk(s1, s2, k, out) -> None:
         out: int64[m, k], the slots ``i * s + j`` by decreasing ``s1_i + s2_j`` (ties: lower
             slot first).
     """
-    g = topk_groups(s1.shape[1], k)
-    if s1.shape[0] <= _PK_CHUNK:
-        _productkey_rows(s1, s2, k, out, 0, s1.shape[0], g)
-    else:
-        _productkey_chunks(s1, s2, k, out, g)
+    _productkey_rows(s1, s2, k, out, topk_groups(s1.shape[1], k))
 
 
 @numba.njit(cache=True, nogil=True)
-def _productkey_rows(s1, s2, k, out, r0, r1, g):  # pragma: no cover - jit
-    """:func:`productkey_topk` of rows ``r0 .. r1 - 1``; ``g``: :func:`topk_groups`."""
+def _productkey_rows(s1, s2, k, out, g):  # pragma: no cover - jit
+    """:func:`productkey_topk` of every row; ``g``: :func:`topk_groups`."""
     s = s1.shape[1]
     v1 = np.empty(k, s1.dtype)
     i1 = np.empty(k, dtype=np.int64)
@@ -249,7 +241,7 @@ def _productkey_rows(s1, s2, k, out, r0, r1, g):  # pragma: no cover - jit
     vb = np.empty(k, s1.dtype)
     gm = np.empty(g, s1.dtype)
     buf = np.empty(k, s1.dtype)
-    for r in range(r0, r1):
+    for r in range(s1.shape[0]):
         if g:
             _topk_row_grouped(s1[r], k, v1, i1, gm, buf)
             _topk_row_grouped(s2[r], k, v2, i2, gm, buf)
@@ -269,14 +261,6 @@ def _productkey_rows(s1, s2, k, out, r0, r1, g):  # pragma: no cover - jit
                 if v < vb[k - 1]:
                     break
                 _insert(vb, best, k, v, ia + i2[b])
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _productkey_chunks(s1, s2, k, out, g):  # pragma: no cover - jit
-    """:func:`productkey_topk` in parallel chunks of :data:`_PK_CHUNK` rows."""
-    m = s1.shape[0]
-    for c in numba.prange((m + _PK_CHUNK - 1) // _PK_CHUNK):
-        _productkey_rows(s1, s2, k, out, c * _PK_CHUNK, min(m, (c + 1) * _PK_CHUNK), g)
 
 
 def scores_topk(scores: np.ndarray, k: int, out: np.ndarray, *, signed: bool = False) -> None:
@@ -356,7 +340,7 @@ def productkey_topk_rows(x, w1, w2, k, out, rows) -> None:
         s1, s2 = buf1[: r1 - r0], buf2[: r1 - r0]
         np.matmul(x[r0:r1, :h], w1.T, out=s1)
         np.matmul(x[r0:r1, h:], w2.T, out=s2)
-        _productkey_rows(s1, s2, k, out[r0:r1], 0, r1 - r0, g)
+        _productkey_rows(s1, s2, k, out[r0:r1], g)
 
 
 #: :func:`topk_sets`' worker threads, by count (the calling thread runs one part itself).

@@ -344,20 +344,28 @@ def scanned_layers(layer: type[nn.Module], config: T5Config, count: int, args: i
     )
 
 
-def _run_layers(module: nn.Module, x, make_layer, count: int, deterministic: bool):
+def _run_layers(module: nn.Module, x, layer: type, args: tuple, count: int, deterministic: bool):
     """Apply ``count`` layers to the embedded ``x``; returns the stack's output before its norm.
 
-    Plain and ``sum`` models run each layer on ``x`` (``make_layer(i)``; with ``scan_layers``,
-    ``make_layer(None)`` is the whole scanned stack). ``sameup``/``altup`` models carry ``K``
-    blocks (stacked, ``[K, B, L, d]``) through Algorithm 2; the callers collapse them as the
-    config says (``memory_cross`` for the encoder, ``memory_output`` for the decoder).
+    Each layer is ``layer(config, i, name="layers_{i}")`` called on ``(h, *args)``; with
+    ``scan_layers`` the stack is one scanned ``layer`` (:func:`scanned_layers`) named
+    ``layers``. Plain and ``sum`` models run each layer on ``x``. ``sameup``/``altup`` models
+    carry ``K`` blocks (stacked, ``[K, B, L, d]``) through Algorithm 2; the callers collapse
+    them as the config says (``memory_cross`` for the encoder, ``memory_output`` for the
+    decoder).
     """
     cfg = module.config
     drop = nn.Dropout(cfg.dropout_rate)
+
+    def make_layer(i):
+        mod = layer(cfg, i, name=f"layers_{i}")
+        return lambda h: mod(h, *args)
+
     if not cfg.widened:
         x = drop(x, deterministic=deterministic)
         if cfg.scan_layers:
-            return make_layer(None)(x)
+            stack = scanned_layers(layer, cfg, count, len(args))(cfg, scan=True, name="layers")
+            return stack(x, *args)[0]
         for i in range(count):
             x = make_layer(i)(x)
         return x
@@ -444,15 +452,8 @@ class Encoder(nn.Module):
         position = _stack_bias(cfg, bidirectional=True)(length, length)
         bias = (position, _mask_bias(valid[:, :, None] & valid[:, None, :]))
 
-        def layer(i):
-            if i is None:
-                scan = scanned_layers(EncoderLayer, cfg, cfg.num_encoder_layers, 3)
-                mod = scan(cfg, scan=True, name="layers")
-                return lambda h: mod(h, bias, tokens, deterministic)[0]
-            mod = EncoderLayer(cfg, i, name=f"layers_{i}")
-            return lambda h: mod(h, bias, tokens, deterministic)
-
-        x = _run_layers(self, x, layer, cfg.num_encoder_layers, deterministic)
+        args = (bias, tokens, deterministic)
+        x = _run_layers(self, x, EncoderLayer, args, cfg.num_encoder_layers, deterministic)
         x = _leave_stack(cfg, x, cfg.memory_cross)
         x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="encoder_norm")(x)
         return nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
@@ -487,16 +488,8 @@ class Decoder(nn.Module):
         self_bias = (position, _mask_bias(causal & dec_valid[:, :, None] & dec_valid[:, None, :]))
         cross_bias = (None, _mask_bias(dec_valid[:, :, None] & enc_valid[:, None, :]))
 
-        def layer(i):
-            if i is None:
-                scan = scanned_layers(DecoderLayer, cfg, cfg.num_decoder_layers, 5)
-                mod = scan(cfg, scan=True, name="layers")
-            else:
-                mod = DecoderLayer(cfg, i, name=f"layers_{i}")
-            args = (encoded, self_bias, cross_bias, decoder_input_tokens, deterministic)
-            return (lambda h: mod(h, *args)[0]) if i is None else (lambda h: mod(h, *args))
-
-        x = _run_layers(self, x, layer, cfg.num_decoder_layers, deterministic)
+        args = (encoded, self_bias, cross_bias, decoder_input_tokens, deterministic)
+        x = _run_layers(self, x, DecoderLayer, args, cfg.num_decoder_layers, deterministic)
         x = _leave_stack(cfg, x, cfg.memory_output)
         x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="decoder_norm")(x)
         x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)

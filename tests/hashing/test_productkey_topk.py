@@ -27,7 +27,7 @@ def _brute(s1: np.ndarray, s2: np.ndarray, k: int) -> np.ndarray:
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(("s", "k"), [(2, 1), (5, 5), (9, 4), (16, 7)])
 def test_ties_go_to_the_lower_slot(dtype, s, k):
-    """Integer scores in [0, 3]: most sums tie; 150 rows span three parallel chunks."""
+    """Integer scores in [0, 3]: most sums tie; 150 rows."""
     rng = np.random.default_rng(s * 10 + k)
     s1 = rng.integers(0, 4, (150, s)).astype(dtype)
     s2 = rng.integers(0, 4, (150, s)).astype(dtype)
