@@ -30,6 +30,10 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from lshsim.t5.mesh_axes import DATA_AXIS, MESH_AXES, MODEL_AXIS, RULES
+from lshsim.t5.scan import LayerwiseState
+
+#: The field of :class:`~lshsim.t5.scan.LayerwiseState` holding the stacked layers' state.
+PER_LAYER = LayerwiseState._fields[0]
 
 
 def make_mesh(data: int | None = None, model: int = 1) -> Mesh:
@@ -305,7 +309,7 @@ def state_shardings(abstract_state: Mapping, mesh: Mesh, logical_specs=None):
             return NamedSharding(mesh, PartitionSpec())
         shape, spec = flat[keys]
         field = fields[-1] if fields else ""
-        if "per_layer" in fields:  # lshsim.t5.scan.per_layer: each layer's moments, stacked
+        if PER_LAYER in fields:  # lshsim.t5.scan.per_layer: each layer's moments, stacked
             head, rest = (spec[0], PartitionSpec(*spec[1:])) if len(spec) else (None, spec)
             inner = _moment_spec(field, leaf.shape[1:], shape[1:], rest)
             return NamedSharding(mesh, PartitionSpec(head, *inner))
