@@ -101,10 +101,32 @@ def as_vectors(batch, d: int, name: str = "batch", *, check_values: bool = True)
     x = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
     if x.size and check_values:
         lo, hi = x.min(), x.max()  # NaN propagates; two passes, no temporary array
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise ValueError(f"{name} must be finite (found NaN or inf)")
-        if x.dtype == np.float32 and max(-float(lo), float(hi)) >= 2.0**64:
-            x = x.astype(np.float64)
+        finite = np.isfinite(lo) and np.isfinite(hi)
+        x = vectors_in_range(x, max(-float(lo), float(hi)) if finite else math.inf, name)
+    return x
+
+
+def vectors_in_range(x: np.ndarray, abs_max: float, name: str = "batch") -> np.ndarray:
+    """:func:`as_vectors`' value rule, given the batch's largest magnitude.
+
+    For callers that find it themselves (``topk_sets``: one part per thread, one pass).
+
+    Args:
+        x: the batch, as :func:`as_vectors` returns it with ``check_values=False``.
+        abs_max: its largest ``|entry|``: not finite where it holds a NaN or an infinity.
+        name: the parameter named in the error.
+
+    Returns:
+        ``x``, or its float64 copy where a float32 batch has an entry of magnitude
+        ``>= 2^64`` (its projections could overflow float32).
+
+    Raises:
+        ValueError: a NaN or an infinity.
+    """
+    if not math.isfinite(abs_max):
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    if x.dtype == np.float32 and abs_max >= 2.0**64:
+        return x.astype(np.float64)
     return x
 
 

@@ -1,8 +1,12 @@
-"""The group-filtered top-k scan and the threaded ``topk_sets`` against the plain scan.
+"""The group-filtered and tracked top-k scans and the threaded ``topk_sets`` against the plain
+scan.
 
 The filter skips the groups whose maximum is below the ``k``-th largest group maximum; the
-checks use many ties (small integers, signed zeros), NaNs and infinities, where an inexact
-skip or a changed insertion order would show, and row lengths around the group sizes.
+tracked scan takes the top-``k`` of the group maxima and rescans only the groups whose
+runner-up reaches the ``k``-th. The checks use many ties (small integers, signed zeros), NaNs
+and infinities, where an inexact skip or a changed insertion order would show, rows with
+fewer than ``k`` scores above ``-inf`` (the tracked scan's fallback), and row lengths around
+the group sizes.
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ import pytest
 from lshsim.hashing import CrossPolytope, Voronoi
 from lshsim.hashing.productkey import ProductKey
 from lshsim.hashing.topk import (
+    _half_topk,
+    abs_max,
     productkey_topk,
     scores_topk,
     topk_groups,
     topk_ids,
     topk_sets,
+    tracked_groups,
 )
 
 
@@ -41,6 +48,10 @@ def _scores(kind: str, rng, m: int, c: int, dtype) -> np.ndarray:
         x[rng.random((m, c)) < 0.3] = np.nan
         x[rng.random((m, c)) < 0.2] = -np.inf
         x[rng.random((m, c)) < 0.01] = np.inf
+    elif kind == "sparse":  # row r: r % 12 scores above -inf, the rest NaN or -inf
+        keep = np.arange(c)[None, :] < (np.arange(m) % 12)[:, None]
+        x = np.where(keep, x, np.where(rng.random((m, c)) < 0.5, np.nan, -np.inf)).astype(dtype)
+        x = rng.permuted(x, axis=1)
     return x
 
 
@@ -58,7 +69,34 @@ def test_filtered_scan_is_the_plain_scan(dtype, kind, c, k):
     np.testing.assert_array_equal(out, _plain(np.concatenate([x, -x], axis=1), out.shape[1]))
 
 
+@numba.njit
+def _tracked_rows(x, k, g):  # pragma: no cover - jit
+    """Each row's top-``k`` through the tracked scan of ``g`` groups (its fallback included)."""
+    out = np.empty((x.shape[0], k), np.int64)
+    vals = np.empty(k, x.dtype)
+    gm, g2 = np.empty(g, x.dtype), np.empty(g, x.dtype)
+    ga = np.empty(g, np.int32)
+    vb, ib = np.empty(k + 1, x.dtype), np.empty(k + 1, np.int64)
+    for r in range(x.shape[0]):
+        _half_topk(x[r], k, vals, out[r], True, gm, ga, g2, vb, ib)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["normal", "ties", "special", "sparse"])
+@pytest.mark.parametrize(("c", "k"), [(128, 8), (130, 8), (200, 3), (300, 32), (1024, 8)])
+def test_tracked_scan_is_the_plain_scan(dtype, kind, c, k):
+    """Runners-up reaching the k-th (ties; 4 scores a group at c = 128), the -inf fallback."""
+    g = tracked_groups(c, k)
+    x = _scores(kind, np.random.default_rng(c + k), 60, c, dtype)
+    np.testing.assert_array_equal(_tracked_rows(x, k, g), _plain(x, k))
+
+
 def test_group_counts():
+    assert tracked_groups(128, 8) == 32
+    assert tracked_groups(512, 32) == 64
+    assert tracked_groups(127, 8) == 0  # fewer than 4 scores a group
+    assert tracked_groups(4096, 33) == 0  # 128 groups: ranked by the filter instead
     assert topk_groups(1024, 8) == 64
     assert topk_groups(16384, 32) == 256
     assert topk_groups(128, 32) == 0  # fewer than 2k groups: the plain scan
@@ -69,8 +107,8 @@ def test_group_counts():
 
 
 @pytest.mark.parametrize("kind", ["normal", "ties"])
-def test_productkey_filtered_halves(kind):
-    """Rows of 512 sub-key scores: both halves through the filter, then PKM's merge."""
+def test_productkey_tracked_halves(kind):
+    """Rows of 512 sub-key scores: both halves through the tracked scan, then PKM's merge."""
     rng = np.random.default_rng(5)
     s1, s2 = (_scores(kind, rng, 150, 512, np.float32) for _ in range(2))
     out = np.empty((150, 8), np.int64)
@@ -146,3 +184,41 @@ def test_a_forked_child_runs_topk_sets():
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-500:]
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one thread: no parts")
+def test_parts_check_the_values():
+    """Each part finds its rows' range: a NaN in the last part is refused, and float32
+    entries of 1e38 there (>= 2^64) send the whole batch through float64, as ``as_vectors``
+    does (in float32 that row's scores overflow to infinities, which tie)."""
+    h, k = Voronoi(300, 32, seed=1), 5
+    x = np.random.default_rng(0).standard_normal((400, 32)).astype(np.float32)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        bad = x.copy()
+        bad[-1, 3] = np.nan
+        with pytest.raises(ValueError, match="batch must be finite"):
+            topk_sets(h, bad, k)
+        big = x.copy()
+        big[-1] = 1e38
+        with np.errstate(over="ignore", invalid="ignore"):
+            assert np.isinf(big[-1:] @ h.matrix.T.astype(np.float32)).any()
+        np.testing.assert_array_equal(topk_sets(h, big, k), topk_sets(h, big.astype(np.float64), k))
+    finally:
+        numba.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_abs_max_is_numpys(dtype):
+    """One pass over the bit patterns: the largest magnitude, inf for an infinity, NaN for
+    a NaN (wherever they sit), signed zeros."""
+    x = np.random.default_rng(1).standard_normal((37, 11)).astype(dtype) * 1e3
+    assert abs_max(x) == np.abs(x).max()
+    assert abs_max(np.array([[-0.0, 0.0]], dtype)) == 0.0
+    x[20, 3] = -np.finfo(dtype).max
+    assert abs_max(x) == np.finfo(dtype).max
+    x[36, 10] = -np.inf
+    assert abs_max(x) == np.inf
+    x[0, 0] = np.nan
+    assert np.isnan(abs_max(x))
