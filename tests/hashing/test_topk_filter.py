@@ -48,6 +48,10 @@ def _scores(kind: str, rng, m: int, c: int, dtype) -> np.ndarray:
         x[rng.random((m, c)) < 0.3] = np.nan
         x[rng.random((m, c)) < 0.2] = -np.inf
         x[rng.random((m, c)) < 0.01] = np.inf
+    elif kind == "negative":  # every score below zero: the order of negative bit patterns
+        x = -np.abs(x) - 1e-3
+    elif kind == "zeros":  # signed zeros tie (-0.0 == 0.0): the lower id wins
+        x = rng.choice(np.array([-1.0, -0.0, 0.0], dtype), (m, c))
     elif kind == "sparse":  # row r: r % 12 scores above -inf, the rest NaN or -inf
         keep = np.arange(c)[None, :] < (np.arange(m) % 12)[:, None]
         x = np.where(keep, x, np.where(rng.random((m, c)) < 0.5, np.nan, -np.inf)).astype(dtype)
@@ -77,13 +81,14 @@ def _tracked_rows(x, k, g):  # pragma: no cover - jit
     gm, g2 = np.empty(g, x.dtype), np.empty(g, x.dtype)
     ga = np.empty(g, np.int32)
     vb, ib = np.empty(k + 1, x.dtype), np.empty(k + 1, np.int64)
+    key = np.empty(g, np.int64)
     for r in range(x.shape[0]):
-        _half_topk(x[r], k, vals, out[r], True, gm, ga, g2, vb, ib)
+        _half_topk(x[r], k, vals, out[r], True, gm, ga, g2, vb, ib, key)
     return out
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("kind", ["normal", "ties", "special", "sparse"])
+@pytest.mark.parametrize("kind", ["normal", "ties", "special", "sparse", "negative", "zeros"])
 @pytest.mark.parametrize(("c", "k"), [(128, 8), (130, 8), (200, 3), (300, 32), (1024, 8)])
 def test_tracked_scan_is_the_plain_scan(dtype, kind, c, k):
     """Runners-up reaching the k-th (ties; 4 scores a group at c = 128), the -inf fallback."""
