@@ -88,7 +88,9 @@ def run(cells: int, samples: int, rounds: int) -> dict[str, Any]:
             tables[name] = sorted(read_table(out).drop(["seconds"]).to_pylist(), key=str)
 
         log(f"bench_sweep: {cells} cells x {samples} pairs, {rounds} rounds")
-        timings = interleaved({n: (lambda n=n: sweep(n)) for n in addresses}, rounds=rounds)
+        timings = interleaved(
+            {n: (lambda n=n: sweep(n)) for n in addresses}, rounds=rounds, paired=False
+        )
     return speedup_row(
         f"sweep of {cells} voronoi full-mode cells (n=256, d=64, {samples} pairs): 2 vs 1",
         timings,

@@ -5,6 +5,14 @@ round ``r`` calls each contender once, in an order that rotates every round, so 
 a shared machine (other jobs, frequency changes) hits every contender alike. The statistic is
 the median over rounds, and a result is a ratio of medians, never an absolute time.
 
+Each timed call follows an untimed call of the same contender (``paired``), so that it meets
+the machine as that contender leaves it, not as its neighbour does: a thread pool that
+busy-waits after its work (GNU OpenMP's default spin, as in PyTorch, OpenBLAS and FAISS)
+keeps a core for milliseconds after the call returns. Measured on the 2-core machine: after
+XLM's torch product-key top-k (n = 128^2, k = 8), its OpenMP worker burnt about 5 ms of CPU,
+and our top-k timed right after took 5.75 ms against 4.1 ms after its own call; torch's
+time was the same either way (7.0 ms).
+
 A case returns one or more rows made by :func:`row`; ``meets`` is computed here from the
 ratio and the goal (and any extra named ``checks``), never set by hand. The train-step
 benchmarks (:mod:`lshsim.bench.t5_step`, :mod:`lshsim.bench.memory_step`) time single steps
@@ -58,6 +66,7 @@ def interleaved(
     rounds: int,
     warmup: int = 1,
     number: int = 1,
+    paired: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """Time several callables side by side.
 
@@ -66,6 +75,9 @@ def interleaved(
         rounds: timed rounds; every round calls each callable ``number`` times.
         warmup: untimed rounds first (JIT compilation, caches, thread pools).
         number: calls per timing (for sub-millisecond work); the time is per call.
+        paired: precede each timing by one untimed call of the same callable (see the
+            module's docstring); off only where calls last seconds (the sweeps), so that a
+            neighbour's milliseconds do not matter.
 
     Returns:
         name -> ``{"median", "iqr", "min", "times"}`` in seconds per call.
@@ -85,6 +97,8 @@ def interleaved(
             shift = r % len(names)
             for name in names[shift:] + names[:shift]:
                 fn = fns[name]
+                if paired:
+                    fn()
                 t0 = time.perf_counter()
                 for _ in range(number):
                     fn()

@@ -36,14 +36,17 @@ def test_bad_goal_operator_is_refused():
 
 def test_interleaved_times_every_callable_per_round():
     calls = []
-    got = timing.interleaved(
-        {"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, rounds=4, warmup=1
-    )
+    fns = {"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}
+    got = timing.interleaved(fns, rounds=4, warmup=1, paired=False)
     assert calls.count("a") == calls.count("b") == 5
     # the order rotates: round 0 a then b, round 1 b then a, ...
     assert calls[2:] == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    calls.clear()
+    got = timing.interleaved(fns, rounds=2, warmup=0)
+    # paired (the default): each timed call right after an untimed one of the same callable
+    assert calls == ["a", "a", "b", "b", "b", "b", "a", "a"]
     for stats in got.values():
-        assert len(stats["times"]) == 4
+        assert len(stats["times"]) == 2
         assert 0 <= stats["min"] <= stats["median"]
     with pytest.raises(ValueError, match="rounds"):
         timing.interleaved({"a": lambda: None}, rounds=0)
