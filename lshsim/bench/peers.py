@@ -30,7 +30,9 @@ t5                      transformers T5 on torch (CPU), tiny and small          
 ======================  ========================================================  =========
 
 Every comparison is interleaved (:func:`lshsim.bench.timing.interleaved`) so machine noise
-hits both sides alike, and reports a ratio of medians (the script runs with
+hits both sides alike, each timed call right after an untimed call of the same contender (so
+that a pool that busy-waits after its call, as torch's OpenMP threads do for ~5 ms, slows
+only its own contender), and reports a ratio of medians (the script runs with
 ``OPENBLAS_THREAD_TIMEOUT=4`` unless set, so that OpenBLAS's spinning idle threads do not slow
 the contender after a BLAS call); every row also checks that both sides compute the same
 thing (``checks``), so a fast wrong kernel cannot meet a goal. ``--json`` prints
@@ -170,7 +172,9 @@ def markdown_block(payload: dict[str, Any]) -> str:
         format_table(payload["results"]),
         "",
         "Ratio = as in each row's goal: a speed-up (peer time / our time) for `>=` goals, "
-        "a time ratio for `<=` goals; medians of interleaved rounds.",
+        "a time ratio for `<=` goals; medians of interleaved rounds, each timed call right "
+        "after an untimed one of the same contender (sweeps and datasketch: calls of seconds, "
+        "not paired).",
         "",
         format_notes(payload["results"]),
         END,
