@@ -128,15 +128,12 @@ def _topk_row_grouped(row, k, vals, ids, gm, buf):  # pragma: no cover - jit
     g = gm.shape[0]
     gm[:] = -np.inf
     full = c - c % g
-    for b in range(0, full, g):
-        for t in range(g):
-            v = row[b + t]
+    for b in range(0, full + g, g):
+        block = row[b:]  # indexed from 0: no negative-index wraparound, a plain vector load
+        for t in range(g if b < full else c - full):
+            v = block[t]
             m = gm[t]
             gm[t] = v if v > m else m
-    for t in range(c - full):
-        v = row[full + t]
-        m = gm[t]
-        gm[t] = v if v > m else m
     thr = _kth_value(gm, k, buf)
     vals[:] = -np.inf
     ids[:] = c
@@ -163,15 +160,12 @@ def _topk_row_signed(y, k, vals, ids, gm, buf):  # pragma: no cover - jit
     if g:
         gm[:] = -np.inf
         full = c - c % g
-        for b in range(0, full, g):
-            for t in range(g):
-                v = abs(y[b + t])
+        for b in range(0, full + g, g):
+            block = y[b:]  # as in _topk_row_grouped
+            for t in range(g if b < full else c - full):
+                v = abs(block[t])
                 m = gm[t]
                 gm[t] = v if v > m else m
-        for t in range(c - full):
-            v = abs(y[full + t])
-            m = gm[t]
-            gm[t] = v if v > m else m
         thr = _kth_value(gm, k, buf)
     vals[:] = -np.inf
     ids[:] = 2 * c
@@ -259,8 +253,9 @@ def _group_maxima(row, gm, ga, g2):  # pragma: no cover - jit
 def _fold_block(row, b, n, gm, ga, g2):  # pragma: no cover - jit
     """Fold scores ``b .. b + n - 1`` into groups ``0 .. n - 1`` of :func:`_group_maxima`."""
     pos = np.int32(b)
+    block = row[b:]  # indexed from 0: no negative-index wraparound, so a plain vector load
     for t in range(n):
-        v = row[b + t]
+        v = block[t]
         m = gm[t]
         m2 = g2[t]
         gt = v > m
