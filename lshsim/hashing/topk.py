@@ -592,8 +592,8 @@ def abs_max(x: np.ndarray) -> float:
 def _max_bits(u, mask):  # pragma: no cover - jit
     """``max(u & mask)`` of unsigned integers."""
     top = u[0] & mask
-    for v in u:
-        w = v & mask
+    for i in range(u.shape[0]):  # an index loop: iterating the array made LLVM gather
+        w = u[i] & mask
         top = w if w > top else top
     return top
 
