@@ -125,9 +125,22 @@ def vectors_in_range(x: np.ndarray, abs_max: float, name: str = "batch") -> np.n
     """
     if not math.isfinite(abs_max):
         raise ValueError(f"{name} must be finite (found NaN or inf)")
-    if x.dtype == np.float32 and abs_max >= 2.0**64:
+    if not vectors_fit(x.dtype, abs_max):
         return x.astype(np.float64)
     return x
+
+
+def vectors_fit(dtype, abs_max: float) -> bool:
+    """Whether :func:`as_vectors` keeps a batch of ``dtype`` and largest ``|entry|`` as it is.
+
+    Args:
+        dtype: float32 or float64.
+        abs_max: the batch's largest magnitude (not finite: it holds a NaN or an infinity).
+
+    Returns:
+        True when ``abs_max`` is finite and, for float32, below ``2^64``.
+    """
+    return math.isfinite(abs_max) and (np.dtype(dtype) != np.float32 or abs_max < 2.0**64)
 
 
 def as_token_ids(batch, name: str = "batch", *, ndim: int | None = None) -> np.ndarray:
