@@ -7,10 +7,10 @@ the median over rounds, and a result is a ratio of medians, never an absolute ti
 
 Each timed call follows an untimed call of the same contender (``paired``), so that it meets
 the machine as that contender leaves it, not as its neighbour does: a thread pool that
-busy-waits after its work (GNU OpenMP's default spin, as in PyTorch, OpenBLAS and FAISS)
-keeps a core for milliseconds after the call returns. Measured on the 2-core machine: after
-XLM's torch product-key top-k (n = 128^2, k = 8), its OpenMP worker burnt about 5 ms of CPU,
-and our top-k timed right after took 5.75 ms against 4.1 ms after its own call; torch's
+busy-waits after its work (GNU OpenMP's default spin in PyTorch and FAISS, OpenBLAS's idle
+loop) keeps a core for milliseconds after the call returns. Measured on the 2-core machine:
+after XLM's torch product-key top-k (n = 128^2, k = 8), its OpenMP worker burnt about 5 ms of
+CPU, and our top-k timed right after took 5.75 ms against 4.1 ms after its own call; torch's
 time was the same either way (7.0 ms).
 
 A case returns one or more rows made by :func:`row`; ``meets`` is computed here from the
@@ -76,8 +76,8 @@ def interleaved(
         warmup: untimed rounds first (JIT compilation, caches, thread pools).
         number: calls per timing (for sub-millisecond work); the time is per call.
         paired: precede each timing by one untimed call of the same callable (see the
-            module's docstring); off only where calls last seconds (the sweeps), so that a
-            neighbour's milliseconds do not matter.
+            module's docstring); off only where calls last seconds (the sweeps, datasketch),
+            so that a neighbour's milliseconds do not matter.
 
     Returns:
         name -> ``{"median", "iqr", "min", "times"}`` in seconds per call.
