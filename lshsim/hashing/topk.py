@@ -314,9 +314,7 @@ def _rank_maxima(gm, ga, k, vb, ib, key):  # pragma: no cover - jit
     g = gm.shape[0]
     if gm.itemsize == 4:
         for t in range(g):
-            key[t] = np.int64(np.float32(gm[t] + np.float32(0.0)).view(np.int32))
-        for t in range(g):
-            b = key[t]
+            b = np.int64(np.float32(gm[t] + np.float32(0.0)).view(np.int32))
             key[t] = ((b ^ ((b >> 31) & 0x7FFFFFFF)) << 32) | (0xFFFFFFFF - np.int64(ga[t]))
         for t in range(g):
             kt = key[t]
