@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from lshsim._validate import as_vectors, check_int, vectors_fit, vectors_in_range
+from lshsim.hashing.simd import fold_groups, rank_counts
 
 __all__ = [
     "TOPK_PART_ROWS",
@@ -44,12 +45,18 @@ __all__ = [
 #: product of fewer rows repacks the whole weight matrix for little work (Voronoi n = 16384:
 #: 64-row blocks were 1.3x slower than 256-row ones).
 TOPK_ROWS = 256
-#: Scores per block of :func:`topk_sets` beyond :data:`TOPK_ROWS` rows (4 MiB of float32):
+#: Scores per block of :func:`topk_sets` beyond :data:`TOPK_ROWS` rows (8 MiB of float32):
 #: one buffer per thread, reused, so BLAS writes into warm pages (a fresh 4 MiB product per
 #: 1024-row block of Voronoi n = 1024 spent more time in page faults than in the product).
-TOPK_SCORES = 2**20
+#: Twice the earlier 2^20: fewer BLAS calls, each packing the weights once, for product
+#: keys n = 1024^2, k = 8: 16.5-17.4 ms against 17.1-17.9 ms (4096 rows, 2 threads;
+#: n = 512^2 and Voronoi / cross-polytope n = 1024 the same or up to 2.5% faster).
+TOPK_SCORES = 2**21
 #: Fewest rows per thread of :func:`topk_sets`: fewer rows run on the calling thread only.
 TOPK_PART_ROWS = 64
+#: The tracked scan's vector kernels, one per group count (module globals: Numba freezes them).
+_fold32, _fold64 = fold_groups[32], fold_groups[64]
+_rank32, _rank64 = rank_counts[32], rank_counts[64]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -214,7 +221,8 @@ def tracked_groups(c: int, k: int) -> int:
     :func:`topk_groups`. Measured on rows of normal float32 scores (4096 rows, one thread):
     ``k = 8``: 1.13 / 1.82 / 2.78 ms against the group filter's 2.03 / 2.94 / 3.94 ms at
     ``c`` = 128 / 512 / 1024; ``k = 32``: 4.34 / 5.47 against 11.36 / 13.04 ms at ``c`` =
-    512 / 1024. For product keys' ``s`` up to a few thousand; the spherical families' rows
+    512 / 1024. With the vector kernels of :mod:`lshsim.hashing.simd`, ``k = 8``: 0.76 /
+    1.05 / 1.44 ms (product-key sub-key scores). For product keys' ``s`` up to a few thousand; the spherical families' rows
     (up to 16384 scores) keep the filter, whose rescans stay small where groups are long.
 
     Args:
@@ -234,7 +242,9 @@ def _group_maxima(row, gm, ga, g2):  # pragma: no cover - jit
 
     Score ``j`` is in group ``j mod g``; a later score equal to the maximum is a runner-up
     (the position kept is the first). NaNs are never taken. ``gm`` is ``-inf`` for a group
-    without a score above ``-inf`` (its ``ga`` is then meaningless).
+    without a score above ``-inf`` (its ``ga`` is then meaningless). The whole blocks of
+    ``g`` scores go through :data:`~lshsim.hashing.simd.fold_groups` (the state in vector
+    registers), the last partial block through :func:`_fold_block`.
     """
     c = row.shape[0]
     g = gm.shape[0]
@@ -242,8 +252,12 @@ def _group_maxima(row, gm, ga, g2):  # pragma: no cover - jit
     g2[:] = -np.inf
     ga[:] = 0
     full = c - c % g
-    for b in range(0, full, g):
-        _fold_block(row, b, g, gm, ga, g2)
+    if g == 32:
+        _fold32(row, gm, ga, g2, full)
+    elif g == 64:
+        _fold64(row, gm, ga, g2, full)
+    else:
+        raise ValueError("the tracked scan has kernels for 32 or 64 groups")
     _fold_block(row, full, c - full, gm, ga, g2)
     for t in range(g):
         ga[t] += t
@@ -265,7 +279,7 @@ def _fold_block(row, b, n, gm, ga, g2):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _topk_row_tracked(row, k, vals, ids, gm, ga, g2, vb, ib, key):  # pragma: no cover - jit
+def _topk_row_tracked(row, k, vals, ids, gm, ga, g2, vb, ib, cnt):  # pragma: no cover - jit
     """:func:`_topk_row` from the group maxima and runners-up; False: not done, scan instead.
 
     After :func:`_group_maxima` (``g >= k`` groups), the top-``k`` of the group maxima are
@@ -280,7 +294,7 @@ def _topk_row_tracked(row, k, vals, ids, gm, ga, g2, vb, ib, key):  # pragma: no
     c = row.shape[0]
     g = gm.shape[0]
     _group_maxima(row, gm, ga, g2)
-    _rank_maxima(gm, ga, k, vb, ib, key)
+    _rank_maxima(gm, ga, k, vb, ib, cnt)
     thr = vb[k - 1]
     if thr == -np.inf:
         return False
@@ -301,27 +315,27 @@ def _topk_row_tracked(row, k, vals, ids, gm, ga, g2, vb, ib, key):  # pragma: no
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _rank_maxima(gm, ga, k, vb, ib, key):  # pragma: no cover - jit
+def _rank_maxima(gm, ga, k, vb, ib, cnt):  # pragma: no cover - jit
     """The ``k`` best of ``gm`` (value descending, then position ``ga``) into ``vb``/``ib``.
 
-    Each entry's rank is the count of entries before it (distinct: the positions are), and
-    it is written to slot ``min(rank, k)``: no branch. float32 maxima (never NaN) become one
-    int64 key each, their order-preserving bit pattern above the complement of the position
-    (``+0.0`` for ``-0.0``: equal floats, equal keys), so a pair is one comparison (1.87 /
-    2.45 ms -> 1.13 / 1.82 ms for 4096 rows of 128 / 512 scores, ``k = 8``); float64
-    compares values, then positions. ``key``: int64[g], float32's scratch.
+    Each entry's rank is the count of entries before it, and it is written to slot
+    ``min(rank, k)``: no branch. The counts of larger values come from
+    :data:`~lshsim.hashing.simd.rank_counts` (every pair in vector lanes; ``cnt``: int32[g]
+    scratch); their sum tells whether the values are distinct, and where they are not
+    (ties, ``-0.0`` beside ``+0.0``, several ``-inf`` groups) each pair is compared again,
+    value then position. 4096 rows of 32 float32 maxima: 0.20 ms, against 0.41 ms for the
+    earlier one-comparison int64 keys and 0.75 ms for value-then-position pairs.
     """
     g = gm.shape[0]
-    if gm.itemsize == 4:
+    if g == 32:
+        total = _rank32(gm, cnt)
+    elif g == 64:
+        total = _rank64(gm, cnt)
+    else:
+        raise ValueError("the tracked scan has kernels for 32 or 64 groups")
+    if total == g * (g - 1) // 2:
         for t in range(g):
-            b = np.int64(np.float32(gm[t] + np.float32(0.0)).view(np.int32))
-            key[t] = ((b ^ ((b >> 31) & 0x7FFFFFFF)) << 32) | (0xFFFFFFFF - np.int64(ga[t]))
-        for t in range(g):
-            kt = key[t]
-            r = 0
-            for u in range(g):
-                r += key[u] > kt
-            p = min(r, k)
+            p = min(cnt[t], k)
             vb[p] = gm[t]
             ib[p] = ga[t]
         return
@@ -356,6 +370,8 @@ def productkey_topk(s1, s2, k, out) -> None:
         out: int64[m, k], the slots ``i * s + j`` by decreasing ``s1_i + s2_j`` (ties: lower
             slot first).
     """
+    dtype = s1.dtype if s1.dtype in (np.float32, np.float64) else np.float64
+    s1, s2 = (np.ascontiguousarray(a, dtype=dtype) for a in (s1, s2))  # the kernels' layout
     _productkey_rows(s1, s2, k, out, *_half_groups(s1.shape[1], k))
 
 
@@ -366,10 +382,10 @@ def _half_groups(s: int, k: int) -> tuple[int, bool]:
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _half_topk(row, k, vals, ids, tracked, gm, ga, g2, vb, ib, key):  # pragma: no cover - jit
+def _half_topk(row, k, vals, ids, tracked, gm, ga, g2, vb, ib, cnt):  # pragma: no cover - jit
     """One half's top-``k`` into ``vals``/``ids``: tracked, filtered (``gm`` groups) or plain."""
     if tracked:
-        if not _topk_row_tracked(row, k, vals, ids, gm, ga, g2, vb, ib, key):
+        if not _topk_row_tracked(row, k, vals, ids, gm, ga, g2, vb, ib, cnt):
             _topk_row(row, k, vals, ids)
     elif gm.shape[0]:
         _topk_row_grouped(row, k, vals, ids, gm, vb)
@@ -389,12 +405,12 @@ def _productkey_rows(s1, s2, k, out, g, tracked):  # pragma: no cover - jit
     gm = np.empty(g, s1.dtype)
     g2 = np.empty(g if tracked else 0, s1.dtype)
     ga = np.empty(g if tracked else 0, np.int32)
-    key = np.empty(g if tracked else 0, np.int64)
+    cnt = np.empty(g if tracked else 0, np.int32)
     vb = np.empty(k + 1, s1.dtype)
     ib = np.empty(k + 1, np.int64)
     for r in range(s1.shape[0]):
-        _half_topk(s1[r], k, v1, i1, tracked, gm, ga, g2, vb, ib, key)
-        _half_topk(s2[r], k, v2, i2, tracked, gm, ga, g2, vb, ib, key)
+        _half_topk(s1[r], k, v1, i1, tracked, gm, ga, g2, vb, ib, cnt)
+        _half_topk(s2[r], k, v2, i2, tracked, gm, ga, g2, vb, ib, cnt)
         vbest[:] = -np.inf
         best = out[r]
         best[:] = s * s

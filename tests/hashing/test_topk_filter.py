@@ -81,9 +81,9 @@ def _tracked_rows(x, k, g):  # pragma: no cover - jit
     gm, g2 = np.empty(g, x.dtype), np.empty(g, x.dtype)
     ga = np.empty(g, np.int32)
     vb, ib = np.empty(k + 1, x.dtype), np.empty(k + 1, np.int64)
-    key = np.empty(g, np.int64)
+    cnt = np.empty(g, np.int32)
     for r in range(x.shape[0]):
-        _half_topk(x[r], k, vals, out[r], True, gm, ga, g2, vb, ib, key)
+        _half_topk(x[r], k, vals, out[r], True, gm, ga, g2, vb, ib, cnt)
     return out
 
 
