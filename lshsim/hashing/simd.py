@@ -8,7 +8,7 @@ block of ``G`` scores: three loads, up to five masked stores and an aliasing che
 three ``G``-lane vectors held in registers for the whole row, so a block costs one load,
 two comparisons and four selects: 1.06 -> 0.58 ms (``G = 32``, 4096 rows of 1024 float32
 scores, one thread), 0.60 -> 0.31 ms at 512 scores. The group maxima are then ranked by
-:func:`rank_counts`, every pair compared in vector lanes (0.41 -> 0.20 ms, 4096 rows of 32
+:data:`rank_counts`, every pair compared in vector lanes (0.41 -> 0.20 ms, 4096 rows of 32
 maxima, the scatter included).
 
 ``G`` is a compile-time constant, so each kernel exists for the group counts the scan uses
@@ -56,6 +56,7 @@ def _splat(builder, scalar, vty):
 
 
 def _is_c_vector(ty, dtypes) -> bool:
+    """Whether Numba type ``ty`` is a C-contiguous 1-d array of one of ``dtypes``."""
     return isinstance(ty, types.Array) and ty.ndim == 1 and ty.layout == "C" and ty.dtype in dtypes
 
 

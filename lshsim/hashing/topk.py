@@ -221,9 +221,10 @@ def tracked_groups(c: int, k: int) -> int:
     :func:`topk_groups`. Measured on rows of normal float32 scores (4096 rows, one thread):
     ``k = 8``: 1.13 / 1.82 / 2.78 ms against the group filter's 2.03 / 2.94 / 3.94 ms at
     ``c`` = 128 / 512 / 1024; ``k = 32``: 4.34 / 5.47 against 11.36 / 13.04 ms at ``c`` =
-    512 / 1024. With the vector kernels of :mod:`lshsim.hashing.simd`, ``k = 8``: 0.76 /
-    1.05 / 1.44 ms (product-key sub-key scores). For product keys' ``s`` up to a few thousand; the spherical families' rows
-    (up to 16384 scores) keep the filter, whose rescans stay small where groups are long.
+    512 / 1024; with the vector kernels of :mod:`lshsim.hashing.simd`, ``k = 8``: 0.76 /
+    1.05 / 1.44 ms (product-key sub-key scores). For product keys' ``s`` up to a few
+    thousand; the spherical families' rows (up to 16384 scores) keep the filter, whose
+    rescans stay small where groups are long.
 
     Args:
         c: scores per row.
@@ -324,7 +325,7 @@ def _rank_maxima(gm, ga, k, vb, ib, cnt):  # pragma: no cover - jit
     scratch); their sum tells whether the values are distinct, and where they are not
     (ties, ``-0.0`` beside ``+0.0``, several ``-inf`` groups) each pair is compared again,
     value then position. 4096 rows of 32 float32 maxima: 0.20 ms, against 0.41 ms for the
-    earlier one-comparison int64 keys and 0.75 ms for value-then-position pairs.
+    earlier one-comparison int64 keys (the order-preserving bits above the position).
     """
     g = gm.shape[0]
     if g == 32:
@@ -370,7 +371,8 @@ def productkey_topk(s1, s2, k, out) -> None:
         out: int64[m, k], the slots ``i * s + j`` by decreasing ``s1_i + s2_j`` (ties: lower
             slot first).
     """
-    dtype = s1.dtype if s1.dtype in (np.float32, np.float64) else np.float64
+    dtype = np.result_type(s1, s2)
+    dtype = dtype if dtype in (np.float32, np.float64) else np.float64
     s1, s2 = (np.ascontiguousarray(a, dtype=dtype) for a in (s1, s2))  # the kernels' layout
     _productkey_rows(s1, s2, k, out, *_half_groups(s1.shape[1], k))
 
