@@ -9,7 +9,9 @@ three ``G``-lane vectors held in registers for the whole row, so a block costs o
 two comparisons and four selects: 1.06 -> 0.58 ms (``G = 32``, 4096 rows of 1024 float32
 scores, one thread), 0.60 -> 0.31 ms at 512 scores. The group maxima are then ranked by
 :data:`rank_counts`, every pair compared in vector lanes (0.41 -> 0.20 ms, 4096 rows of 32
-maxima, the scatter included).
+maxima, the scatter included). The groups whose runner-up reaches the ``k``-th are found
+from one vector comparison (:data:`mask_at_least`, its bits visited with :func:`lowest_bit`)
+instead of a test per group (0.08-0.10 ms less per 4096 rows of 128-1024 scores).
 
 ``G`` is a compile-time constant, so each kernel exists for the group counts the scan uses
 (:data:`GROUPS`). LLVM splits the ``G``-lane vectors into the machine's registers (eight
@@ -29,7 +31,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-__all__ = ["GROUPS", "fold_groups", "rank_counts"]
+__all__ = ["GROUPS", "fold_groups", "lowest_bit", "mask_at_least", "rank_counts"]
 
 #: The group counts with kernels (those of ``tracked_groups``).
 GROUPS = (32, 64)
@@ -160,9 +162,43 @@ def _make_rank(G: int):
     return rank
 
 
+def _make_mask(G: int):
+    @intrinsic
+    def mask(typingctx, arr, value):
+        """The bits ``t`` (lowest first) of the ``G`` entries with ``arr[t] >= value``."""
+        if not (_is_c_vector(arr, (types.float32, types.float64)) and value == arr.dtype):
+            return None
+
+        def codegen(context, builder, sig, args):
+            vt = ir.VectorType(context.get_value_type(arr.dtype), G)
+            p_arr = _data(context, builder, sig.args[0], args[0])
+            v = builder.load(_vec_ptr(builder, p_arr, vt), align=arr.dtype.bitwidth // 8)
+            ge = builder.fcmp_ordered(">=", v, _splat(builder, args[1], vt))
+            return builder.zext(builder.bitcast(ge, ir.IntType(G)), ir.IntType(64))
+
+        return types.int64(arr, value), codegen
+
+    return mask
+
+
+@intrinsic
+def lowest_bit(typingctx, x):
+    """The index of the lowest set bit of a nonzero int64 (``tzcnt``)."""
+    if x != types.int64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return types.int64(x), codegen
+
+
 #: ``fold_groups[G](row, gm, ga, g2, full)``: fold ``row[:full]`` into ``G`` groups' maxima,
 #: their blocks and runners-up (in place; NaN never taken). C-contiguous float32/float64 row.
 fold_groups = {g: _make_fold(g) for g in GROUPS}
 #: ``rank_counts[G](gm, cnt) -> sum``: ``cnt[t] = #{u : gm[u] > gm[t]}``; the sum is
 #: ``G (G - 1) / 2`` exactly when the ``G`` values are distinct.
 rank_counts = {g: _make_rank(g) for g in GROUPS}
+#: ``mask_at_least[G](arr, value) -> int64``: bit ``t`` set where ``arr[t] >= value`` (NaN:
+#: unset), for iterating the few such entries with :func:`lowest_bit` instead of testing all.
+mask_at_least = {g: _make_mask(g) for g in GROUPS}

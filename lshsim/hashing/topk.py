@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from lshsim._validate import as_vectors, check_int, vectors_fit, vectors_in_range
-from lshsim.hashing.simd import fold_groups, rank_counts
+from lshsim.hashing.simd import fold_groups, lowest_bit, mask_at_least, rank_counts
 
 __all__ = [
     "TOPK_PART_ROWS",
@@ -57,6 +57,7 @@ TOPK_PART_ROWS = 64
 #: The tracked scan's vector kernels, one per group count (module globals: Numba freezes them).
 _fold32, _fold64 = fold_groups[32], fold_groups[64]
 _rank32, _rank64 = rank_counts[32], rank_counts[64]
+_mask32, _mask64 = mask_at_least[32], mask_at_least[64]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -301,17 +302,15 @@ def _topk_row_tracked(row, k, vals, ids, gm, ga, g2, vb, ib, cnt):  # pragma: no
         return False
     vals[:] = vb[:k]
     ids[:] = ib[:k]
-    top2 = g2[0]
-    for t in range(1, g):
-        v = g2[t]
-        top2 = v if v > top2 else top2
-    if top2 >= thr:
-        for t in range(g):
-            if g2[t] >= thr:
-                for j in range(t, c, g):
-                    v = row[j]
-                    if v >= thr and j != ga[t]:
-                        _insert(vals, ids, k, v, j)
+    rescan = _mask32(g2, thr) if g == 32 else _mask64(g2, thr)
+    while rescan:
+        t = lowest_bit(rescan)
+        rescan &= rescan - 1
+        top = ga[t]
+        for j in range(t, c, g):
+            v = row[j]
+            if v >= thr and j != top:
+                _insert(vals, ids, k, v, j)
     return True
 
 

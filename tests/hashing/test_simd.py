@@ -6,10 +6,11 @@ import numba
 import numpy as np
 import pytest
 
-from lshsim.hashing.simd import GROUPS, fold_groups, rank_counts
+from lshsim.hashing.simd import GROUPS, fold_groups, lowest_bit, mask_at_least, rank_counts
 
 _fold32, _fold64 = fold_groups[32], fold_groups[64]
 _rank32, _rank64 = rank_counts[32], rank_counts[64]
+_mask32, _mask64 = mask_at_least[32], mask_at_least[64]
 
 
 @numba.njit
@@ -23,6 +24,17 @@ def _fold(row, gm, ga, g2, full):  # pragma: no cover - jit
 @numba.njit
 def _rank(gm, cnt):  # pragma: no cover - jit
     return _rank32(gm, cnt) if gm.shape[0] == 32 else _rank64(gm, cnt)
+
+
+@numba.njit
+def _bits(arr, value):  # pragma: no cover - jit
+    """The indices of the mask's set bits, lowest first, as the tracked scan visits them."""
+    mask = _mask32(arr, value) if arr.shape[0] == 32 else _mask64(arr, value)
+    out = []
+    while mask:
+        out.append(lowest_bit(mask))
+        mask &= mask - 1
+    return out
 
 
 def _fold_reference(row, gm, ga, g2, full):
@@ -80,3 +92,17 @@ def test_rank_counts_and_the_distinct_test(dtype):
             np.testing.assert_array_equal(cnt, want)
             assert total == want.sum()
             assert (total == g * (g - 1) // 2) == (np.unique(gm).size == g)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mask_bits_are_the_entries_at_least_the_value(dtype):
+    rng = np.random.default_rng(5)
+    for g in GROUPS:
+        for arr in (
+            rng.standard_normal(g).astype(dtype),
+            np.where(rng.random(g) < 0.3, np.nan, rng.integers(-2, 3, g)).astype(dtype),
+            np.r_[np.full(g - 1, -np.inf), 1.0].astype(dtype),  # only the top bit (63 at G = 64)
+        ):
+            for value in (dtype(0.0), dtype(1.0), dtype(-np.inf), arr[g // 2]):
+                want = [int(t) for t in np.flatnonzero(arr >= value)]
+                assert list(_bits(arr, value)) == want, (g, arr, value)
