@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 import numba
 import numpy as np
@@ -21,10 +22,13 @@ import pytest
 from lshsim.hashing import CrossPolytope, Voronoi
 from lshsim.hashing.productkey import ProductKey
 from lshsim.hashing.topk import (
+    HUGE_PAGE,
+    SCRATCH_KEEP,
     _half_topk,
     abs_max,
     productkey_topk,
     scores_topk,
+    scratch,
     topk_groups,
     topk_ids,
     topk_sets,
@@ -232,3 +236,19 @@ def test_abs_max_is_numpys(dtype):
     assert abs_max(x) == np.inf
     x[0, 0] = np.nan
     assert np.isnan(abs_max(x))
+
+
+def test_scratch_is_aligned_kept_per_thread_and_bounded():
+    """Each thread reuses one huge-page-aligned scratch; a request over the bound is not kept."""
+    a = scratch(1000, np.float32)
+    assert a.ctypes.data % HUGE_PAGE == 0 and a.shape == (1000,) and a.dtype == np.float32
+    b = scratch(300, np.float64)
+    assert b.ctypes.data == a.ctypes.data  # the same memory, reused
+    other = []
+    t = threading.Thread(target=lambda: other.append(scratch(1000, np.float32).ctypes.data))
+    t.start()
+    t.join()
+    assert other[0] % HUGE_PAGE == 0 and other[0] != a.ctypes.data
+    big = scratch(SCRATCH_KEEP // 8 + 1, np.float64)  # one item over the bound
+    assert big.ctypes.data % HUGE_PAGE == 0
+    assert scratch(10, np.float32).ctypes.data == a.ctypes.data  # the kept one is unchanged
