@@ -24,8 +24,8 @@ import numpy as np
 
 from lshsim._validate import check_float, check_int
 from lshsim.hashing.base import HashFamily, OverlapLaw, tiled_argmax, weights_like
+from lshsim.hashing.productkey_topk import productkey_topk_rows
 from lshsim.hashing.reduced import check_reduced, reduced_sample
-from lshsim.hashing.topk import productkey_topk_rows
 from lshsim.laws import spherical as spherical_laws
 from lshsim.laws.tables import log_p_table
 from lshsim.laws.topk_reduced import (

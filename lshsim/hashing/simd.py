@@ -1,6 +1,6 @@
 """Vector kernels of the tracked top-k scan, written as LLVM IR (Numba intrinsics).
 
-The tracked scan (:func:`lshsim.hashing.topk.tracked_groups`) keeps, for each of ``G``
+The tracked scan (:func:`lshsim.hashing.productkey_topk.tracked_groups`) keeps, for each of ``G``
 groups of a row's scores (score ``j`` in group ``j mod G``), the maximum, its position and
 its runner-up. Written as Numba loops over arrays, that state went through memory on every
 block of ``G`` scores: three loads, up to five masked stores and an aliasing check per block

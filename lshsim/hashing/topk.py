@@ -6,7 +6,9 @@ cross-polytope (dense rotations) they are ``concat(y, -y)`` of the rotated ``y``
 keys (Lample et al. 2019) the top-k of each half's ``s`` scores are combined into ``k^2``
 candidate sums ``s1_i + s2_j``, and the top-k of those are the slots ``i * s + j``. The
 candidates contain the top-k of all ``s^2`` sums: a pair ``(i, j)`` with ``i`` outside the
-first half's top-k is beaten by the ``k`` pairs ``(i', j)``, ``i'`` in it.
+first half's top-k is beaten by the ``k`` pairs ``(i', j)``, ``i'`` in it. Product keys' own
+scan and merge are in :mod:`lshsim.hashing.productkey_topk`; this module holds the row scans
+they share and :func:`topk_sets`, which runs any family's blocks on the threads.
 
 References:
     G. Lample et al., "Large memory layers with product keys", NeurIPS 2019.
@@ -25,7 +27,6 @@ import numba
 import numpy as np
 
 from lshsim._validate import as_vectors, check_int, vectors_fit, vectors_in_range
-from lshsim.hashing.simd import fold_groups, lowest_bit, mask_at_least, rank_counts
 
 __all__ = [
     "HUGE_PAGE",
@@ -34,15 +35,15 @@ __all__ = [
     "TOPK_ROWS",
     "TOPK_SCORES",
     "abs_max",
-    "productkey_topk",
-    "productkey_topk_rows",
+    "insert_sorted",
     "scores_topk",
     "scratch",
     "spherical_topk_rows",
     "topk_groups",
     "topk_ids",
+    "topk_row",
+    "topk_row_grouped",
     "topk_sets",
-    "tracked_groups",
 ]
 #: Fewest batch rows per block of :func:`topk_sets`: one BLAS call per block, and a matrix
 #: product of fewer rows repacks the whole weight matrix for little work (Voronoi n = 16384:
@@ -68,14 +69,10 @@ HUGE_PAGE = 2 << 20
 SCRATCH_KEEP = 2 * 8 * TOPK_SCORES
 #: Each thread's scratch (``raw``: uint8), kept between calls.
 _SCRATCH = threading.local()
-#: The tracked scan's vector kernels, one per group count (module globals: Numba freezes them).
-_fold32, _fold64 = fold_groups[32], fold_groups[64]
-_rank32, _rank64 = rank_counts[32], rank_counts[64]
-_mask32, _mask64 = mask_at_least[32], mask_at_least[64]
 
 
 @numba.njit(cache=True, nogil=True)
-def _insert(vals, ids, k, v, i):  # pragma: no cover - jit
+def insert_sorted(vals, ids, k, v, i):  # pragma: no cover - jit
     """Insert candidate ``(v, i)`` into the sorted best-``k`` buffers (desc value, asc id)."""
     if not (v > vals[k - 1] or (v == vals[k - 1] and i < ids[k - 1])):
         return
@@ -89,12 +86,12 @@ def _insert(vals, ids, k, v, i):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True, nogil=True)
-def _topk_row(row, k, vals, ids):  # pragma: no cover - jit
+def topk_row(row, k, vals, ids):  # pragma: no cover - jit
     """Top-``k`` of one row of scores into the sorted buffers ``vals``/``ids`` (a full scan)."""
     vals[:] = -np.inf
     ids[:] = row.shape[0]
     for j in range(row.shape[0]):
-        _insert(vals, ids, k, row[j], j)
+        insert_sorted(vals, ids, k, row[j], j)
 
 
 def topk_groups(c: int, k: int) -> int:
@@ -135,8 +132,8 @@ def _kth_value(gm, k, buf):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True, nogil=True)
-def _topk_row_grouped(row, k, vals, ids, gm, buf):  # pragma: no cover - jit
-    """:func:`_topk_row` through a filter: the same buffers, most scores read once.
+def topk_row_grouped(row, k, vals, ids, gm, buf):  # pragma: no cover - jit
+    """:func:`topk_row` through a filter: the same buffers, most scores read once.
 
     Score ``j`` is in group ``j mod g`` (``g = gm.shape[0] >= k``). One vectorised pass
     takes each group's maximum; their ``k``-th largest ``t`` is at most the row's ``k``-th
@@ -164,16 +161,16 @@ def _topk_row_grouped(row, k, vals, ids, gm, buf):  # pragma: no cover - jit
             for j in range(t, c, g):
                 v = row[j]
                 if v >= thr:
-                    _insert(vals, ids, k, v, j)
+                    insert_sorted(vals, ids, k, v, j)
 
 
 @numba.njit(cache=True, nogil=True)
 def _topk_row_signed(y, k, vals, ids, gm, buf):  # pragma: no cover - jit
     """Top-``k`` of ``concat(y, -y)`` (ids ``j`` and ``j + len(y)``) without the copy.
 
-    With groups (``gm.shape[0] >= k``) the filter of :func:`_topk_row_grouped` runs on
+    With groups (``gm.shape[0] >= k``) the filter of :func:`topk_row_grouped` runs on
     ``|y_j|`` (each group's largest ``|y_j|`` is one of its ``2 len(y)`` candidates);
-    ``gm.shape[0] == 0`` scans every candidate. The same top-``k`` as :func:`_topk_row` of
+    ``gm.shape[0] == 0`` scans every candidate. The same top-``k`` as :func:`topk_row` of
     the concatenation, bit for bit (the insertion order does not matter).
     """
     c = y.shape[0]
@@ -183,7 +180,7 @@ def _topk_row_signed(y, k, vals, ids, gm, buf):  # pragma: no cover - jit
         gm[:] = -np.inf
         full = c - c % g
         for b in range(0, full + g, g):
-            block = y[b:]  # as in _topk_row_grouped
+            block = y[b:]  # as in topk_row_grouped
             for t in range(g if b < full else c - full):
                 v = abs(block[t])
                 m = gm[t]
@@ -197,9 +194,9 @@ def _topk_row_signed(y, k, vals, ids, gm, buf):  # pragma: no cover - jit
         for j in range(t, c, max(g, 1)):
             v = y[j]
             if v >= thr:
-                _insert(vals, ids, k, v, j)
+                insert_sorted(vals, ids, k, v, j)
             if -v >= thr:
-                _insert(vals, ids, k, -v, j + c)
+                insert_sorted(vals, ids, k, -v, j + c)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -212,9 +209,9 @@ def _rows_topk(scores, k, out_idx, g, signed):  # pragma: no cover - jit
         if signed:
             _topk_row_signed(scores[r], k, vals, out_idx[r], gm, buf)
         elif g:
-            _topk_row_grouped(scores[r], k, vals, out_idx[r], gm, buf)
+            topk_row_grouped(scores[r], k, vals, out_idx[r], gm, buf)
         else:
-            _topk_row(scores[r], k, vals, out_idx[r])
+            topk_row(scores[r], k, vals, out_idx[r])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -224,221 +221,7 @@ def topk_ids(scores, k, out_val, out_idx):  # pragma: no cover - jit
     Sorted by value, descending; ties: the lower column first. ``O(c k)`` per row.
     """
     for r in range(scores.shape[0]):
-        _topk_row(scores[r], k, out_val[r], out_idx[r])
-
-
-def tracked_groups(c: int, k: int) -> int:
-    """Groups of the tracked top-``k`` scan (:func:`_topk_row_tracked`) of ``c`` scores; 0: none.
-
-    ``g = max(32, 2k)`` (a power of two) when at most 64 and ``c >= 4g``. Below 32 groups the
-    one pass does not vectorise (LLVM's vector loop wants 32 iterations); the group maxima
-    are ranked by counting, ``g^2`` comparisons, so larger ``g`` is left to
-    :func:`topk_groups`. Measured on rows of normal float32 scores (4096 rows, one thread):
-    ``k = 8``: 1.13 / 1.82 / 2.78 ms against the group filter's 2.03 / 2.94 / 3.94 ms at
-    ``c`` = 128 / 512 / 1024; ``k = 32``: 4.34 / 5.47 against 11.36 / 13.04 ms at ``c`` =
-    512 / 1024; with the vector kernels of :mod:`lshsim.hashing.simd`, ``k = 8``: 0.76 /
-    1.05 / 1.44 ms (product-key sub-key scores). For product keys' ``s`` up to a few
-    thousand; the spherical families' rows (up to 16384 scores) keep the filter, whose
-    rescans stay small where groups are long.
-
-    Args:
-        c: scores per row.
-        k: the top-``k``.
-
-    Returns:
-        The group count, or 0 where the tracked scan is not used.
-    """
-    g = max(32, 1 << max(0, (2 * k - 1).bit_length()))
-    return g if g <= 64 and 4 * g <= c else 0
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _group_maxima(row, gm, ga, g2):  # pragma: no cover - jit
-    """One pass: each group's maximum ``gm``, its position ``ga`` and its runner-up ``g2``.
-
-    Score ``j`` is in group ``j mod g``; a later score equal to the maximum is a runner-up
-    (the position kept is the first). NaNs are never taken. ``gm`` is ``-inf`` for a group
-    without a score above ``-inf`` (its ``ga`` is then meaningless). The whole blocks of
-    ``g`` scores go through :data:`~lshsim.hashing.simd.fold_groups` (the state in vector
-    registers), the last partial block through :func:`_fold_block`.
-    """
-    c = row.shape[0]
-    g = gm.shape[0]
-    gm[:] = -np.inf
-    g2[:] = -np.inf
-    ga[:] = 0
-    full = c - c % g
-    if g == 32:
-        _fold32(row, gm, ga, g2, full)
-    elif g == 64:
-        _fold64(row, gm, ga, g2, full)
-    else:
-        raise ValueError("the tracked scan has kernels for 32 or 64 groups")
-    _fold_block(row, full, c - full, gm, ga, g2)
-    for t in range(g):
-        ga[t] += t
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _fold_block(row, b, n, gm, ga, g2):  # pragma: no cover - jit
-    """Fold scores ``b .. b + n - 1`` into groups ``0 .. n - 1`` of :func:`_group_maxima`."""
-    pos = np.int32(b)
-    block = row[b:]  # indexed from 0: no negative-index wraparound, so a plain vector load
-    for t in range(n):
-        v = block[t]
-        m = gm[t]
-        m2 = g2[t]
-        gt = v > m
-        g2[t] = m if gt else (v if v > m2 else m2)
-        gm[t] = v if gt else m
-        ga[t] = pos if gt else ga[t]
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _topk_row_tracked(row, k, vals, ids, gm, ga, g2, vb, ib, cnt):  # pragma: no cover - jit
-    """:func:`_topk_row` from the group maxima and runners-up; False: not done, scan instead.
-
-    After :func:`_group_maxima` (``g >= k`` groups), the top-``k`` of the group maxima are
-    ranked by :func:`_rank_maxima`; their ``k``-th value ``t`` is at most the row's ``k``-th
-    best. A score other than its group's maximum reaches ``t`` only if that group's runner-up
-    does, so only those groups (few: two of the best scores in one group) are rescanned,
-    their other scores ``>= t`` inserted as the full scan does. The result is the full
-    scan's bit for bit (the order of insertions does not matter), unless ``t`` is ``-inf``
-    (fewer than ``k`` groups with a score above it): then nothing is written and the caller
-    scans.
-    """
-    c = row.shape[0]
-    g = gm.shape[0]
-    _group_maxima(row, gm, ga, g2)
-    _rank_maxima(gm, ga, k, vb, ib, cnt)
-    thr = vb[k - 1]
-    if thr == -np.inf:
-        return False
-    vals[:] = vb[:k]
-    ids[:] = ib[:k]
-    rescan = _mask32(g2, thr) if g == 32 else _mask64(g2, thr)
-    while rescan:
-        t = lowest_bit(rescan)
-        rescan &= rescan - 1
-        top = ga[t]
-        for j in range(t, c, g):
-            v = row[j]
-            if v >= thr and j != top:
-                _insert(vals, ids, k, v, j)
-    return True
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _rank_maxima(gm, ga, k, vb, ib, cnt):  # pragma: no cover - jit
-    """The ``k`` best of ``gm`` (value descending, then position ``ga``) into ``vb``/``ib``.
-
-    Each entry's rank is the count of entries before it, and it is written to slot
-    ``min(rank, k)``: no branch. The counts of larger values come from
-    :data:`~lshsim.hashing.simd.rank_counts` (every pair in vector lanes; ``cnt``: int32[g]
-    scratch); their sum tells whether the values are distinct, and where they are not
-    (ties, ``-0.0`` beside ``+0.0``, several ``-inf`` groups) each pair is compared again,
-    value then position. 4096 rows of 32 float32 maxima: 0.20 ms, against 0.41 ms for the
-    earlier one-comparison int64 keys (the order-preserving bits above the position).
-    """
-    g = gm.shape[0]
-    if g == 32:
-        total = _rank32(gm, cnt)
-    elif g == 64:
-        total = _rank64(gm, cnt)
-    else:
-        raise ValueError("the tracked scan has kernels for 32 or 64 groups")
-    if total == g * (g - 1) // 2:
-        for t in range(g):
-            p = min(cnt[t], k)
-            vb[p] = gm[t]
-            ib[p] = ga[t]
-        return
-    for t in range(g):
-        v = gm[t]
-        i = ga[t]
-        r = 0
-        for u in range(g):
-            w = gm[u]
-            r += (w > v) | ((w == v) & (ga[u] < i))
-        p = min(r, k)
-        vb[p] = v
-        ib[p] = i
-
-
-def productkey_topk(s1, s2, k, out) -> None:
-    """PKM's top-k: top-``k`` of each half, then top-``k`` of the ``k^2`` sums, per row.
-
-    Each half's top-``k`` is the plain scan's (:func:`_topk_row`), found through the tracked
-    scan (:func:`tracked_groups`) or else the group filter (:func:`topk_groups`). The sums
-    are formed in the scores' dtype (float32 scores: float32 sums, as PKM's torch code adds
-    them), and the ``k^2`` candidates are pruned: with both halves' top-``k`` sorted,
-    ``v1_a + v2_b`` falls along ``b`` and its row maximum ``v1_a + v2_0`` along ``a``, so a
-    candidate below the current ``k``-th best ends its row, and a row whose maximum is below
-    it ends the search (a tie is still compared: the lower slot wins). Serial:
-    :func:`topk_sets` runs it per thread on its own rows (:func:`productkey_topk_rows`).
-
-    Args:
-        s1: float[m, s], the first half's sub-key scores.
-        s2: float[m, s], the second half's (same dtype).
-        k: ``1 <= k <= s``.
-        out: int64[m, k], the slots ``i * s + j`` by decreasing ``s1_i + s2_j`` (ties: lower
-            slot first).
-    """
-    dtype = np.result_type(s1, s2)
-    dtype = dtype if dtype in (np.float32, np.float64) else np.float64
-    s1, s2 = (np.ascontiguousarray(a, dtype=dtype) for a in (s1, s2))  # the kernels' layout
-    _productkey_rows(s1, s2, k, out, *_half_groups(s1.shape[1], k))
-
-
-def _half_groups(s: int, k: int) -> tuple[int, bool]:
-    """``(g, tracked)`` of a half's top-``k``: the tracked scan's groups, else the filter's."""
-    g = tracked_groups(s, k)
-    return (g, True) if g else (topk_groups(s, k), False)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _half_topk(row, k, vals, ids, tracked, gm, ga, g2, vb, ib, cnt):  # pragma: no cover - jit
-    """One half's top-``k`` into ``vals``/``ids``: tracked, filtered (``gm`` groups) or plain."""
-    if tracked:
-        if not _topk_row_tracked(row, k, vals, ids, gm, ga, g2, vb, ib, cnt):
-            _topk_row(row, k, vals, ids)
-    elif gm.shape[0]:
-        _topk_row_grouped(row, k, vals, ids, gm, vb)
-    else:
-        _topk_row(row, k, vals, ids)
-
-
-@numba.njit(cache=True, nogil=True)
-def _productkey_rows(s1, s2, k, out, g, tracked):  # pragma: no cover - jit
-    """:func:`productkey_topk` of every row; ``(g, tracked)``: :func:`_half_groups`."""
-    s = s1.shape[1]
-    v1 = np.empty(k, s1.dtype)
-    i1 = np.empty(k, dtype=np.int64)
-    v2 = np.empty(k, s1.dtype)
-    i2 = np.empty(k, dtype=np.int64)
-    vbest = np.empty(k, s1.dtype)
-    gm = np.empty(g, s1.dtype)
-    g2 = np.empty(g if tracked else 0, s1.dtype)
-    ga = np.empty(g if tracked else 0, np.int32)
-    cnt = np.empty(g if tracked else 0, np.int32)
-    vb = np.empty(k + 1, s1.dtype)
-    ib = np.empty(k + 1, np.int64)
-    for r in range(s1.shape[0]):
-        _half_topk(s1[r], k, v1, i1, tracked, gm, ga, g2, vb, ib, cnt)
-        _half_topk(s2[r], k, v2, i2, tracked, gm, ga, g2, vb, ib, cnt)
-        vbest[:] = -np.inf
-        best = out[r]
-        best[:] = s * s
-        for a in range(k):
-            va = v1[a]
-            if va + v2[0] < vbest[k - 1]:
-                break
-            ia = i1[a] * s
-            for b in range(k):
-                v = va + v2[b]
-                if v < vbest[k - 1]:
-                    break
-                _insert(vbest, best, k, v, ia + i2[b])
+        topk_row(scores[r], k, out_val[r], out_idx[r])
 
 
 def scores_topk(scores: np.ndarray, k: int, out: np.ndarray, *, signed: bool = False) -> None:
@@ -446,7 +229,7 @@ def scores_topk(scores: np.ndarray, k: int, out: np.ndarray, *, signed: bool = F
 
     By decreasing score, ties to the lower column. float32 scores stay float32: the same
     order as their float64 copy (exact), without the copy. Rows of more than a few hundred
-    scores go through the group filter of :func:`_topk_row_grouped` (most scores read once,
+    scores go through the group filter of :func:`topk_row_grouped` (most scores read once,
     in SIMD); the ids are those of the plain scan, bit for bit. Serial: rows split over
     Numba's threads after a threaded BLAS product were slower on the 2-core machine
     (Voronoi n = 1024, k = 8, 16384 rows of d = 256, scores included: 142.7 ms against
@@ -516,35 +299,6 @@ def spherical_topk_rows(x, w, k, out, rows, *, signed=False) -> None:
         block = buf[: r1 - r0]
         np.matmul(x[r0:r1], w.T, out=block)
         _rows_topk(block, k, out[r0:r1], g, signed)
-
-
-def productkey_topk_rows(x, w1, w2, k, out, rows) -> None:
-    """PKM's top-k (:func:`productkey_topk`) of the rows of ``x`` in blocks of ``rows``.
-
-    One thread's share of :func:`topk_sets` for product keys: each block's two sub-key
-    score matrices go into two buffers, the halves of the thread's :func:`scratch`, and
-    through :func:`_productkey_rows` (serial, GIL released) while they are in cache.
-
-    Args:
-        x: float[m, d], C-contiguous, ``d`` even.
-        w1: float[s, d / 2], the first half's sub-keys in ``x``'s dtype.
-        w2: float[s, d / 2], the second half's.
-        k: ``1 <= k <= s``.
-        out: int64[m, k], written.
-        rows: rows per block.
-    """
-    m, h = x.shape[0], x.shape[1] // 2
-    shape = (min(rows, m), w1.shape[0])
-    size = shape[0] * shape[1]
-    flat = scratch(2 * size, np.result_type(x, w1))
-    buf1, buf2 = flat[:size].reshape(shape), flat[size:].reshape(shape)
-    groups = _half_groups(w1.shape[0], k)
-    for r0 in range(0, m, rows):
-        r1 = min(m, r0 + rows)
-        s1, s2 = buf1[: r1 - r0], buf2[: r1 - r0]
-        np.matmul(x[r0:r1, :h], w1.T, out=s1)
-        np.matmul(x[r0:r1, h:], w2.T, out=s2)
-        _productkey_rows(s1, s2, k, out[r0:r1], *groups)
 
 
 #: :func:`topk_sets`' worker threads, by count (the calling thread runs one part itself).

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from lshsim.hashing.productkey import ProductKey
-from lshsim.hashing.topk import productkey_topk, topk_sets
+from lshsim.hashing.productkey_topk import productkey_topk
+from lshsim.hashing.topk import topk_sets
 
 
 def _brute(s1: np.ndarray, s2: np.ndarray, k: int) -> np.ndarray:

@@ -21,18 +21,16 @@ import pytest
 
 from lshsim.hashing import CrossPolytope, Voronoi
 from lshsim.hashing.productkey import ProductKey
+from lshsim.hashing.productkey_topk import _half_topk, productkey_topk, tracked_groups
 from lshsim.hashing.topk import (
     HUGE_PAGE,
     SCRATCH_KEEP,
-    _half_topk,
     abs_max,
-    productkey_topk,
     scores_topk,
     scratch,
     topk_groups,
     topk_ids,
     topk_sets,
-    tracked_groups,
 )
 
 
