@@ -65,10 +65,11 @@ def _is_c_vector(ty, dtypes) -> bool:
 def _make_fold(G: int):
     @intrinsic
     def fold(typingctx, row, gm, ga, g2, full):
-        """Fold ``row[0:full]`` (``full`` a multiple of ``G``) into the group state.
+        """Fold the whole blocks of ``G`` scores in ``row[0:full]`` into the group state.
 
-        ``gm``/``g2`` (the row's dtype) and ``ga`` (int32) hold ``G`` entries each, read
-        at the start and written at the end: for block ``b`` (scores ``b .. b + G - 1``),
+        ``gm``/``g2`` (the row's dtype) and ``ga`` (int32) hold ``G`` entries each (not
+        checked: the caller sizes them), read at the start and written at the end; a
+        partial last block is left to the caller. For block ``b`` (scores ``b .. b + G - 1``),
         where ``v = row[b + t] > gm[t]`` the old maximum becomes the runner-up, ``v`` the
         maximum and ``b`` its block; else ``g2[t] = v`` where ``v > g2[t]``. NaNs compare
         false, so they are never taken.
@@ -104,7 +105,8 @@ def _make_fold(G: int):
             b, m, a, s = (builder.phi(t) for t in (end.type, vt, it, vt))
             for phi, start in ((b, ir.Constant(end.type, 0)), (m, m0), (a, a0), (s, s0)):
                 phi.add_incoming(start, entry)
-            builder.cbranch(builder.icmp_signed("<", b, end), body, done)
+            whole = builder.icmp_signed("<=", builder.add(b, ir.Constant(end.type, G)), end)
+            builder.cbranch(whole, body, done)  # only whole blocks: never reads past full
             builder.position_at_end(body)
             v = builder.load(_vec_ptr(builder, builder.gep(p_row, [b]), vt), align=align)
             gt = builder.fcmp_ordered(">", v, m)
@@ -193,8 +195,9 @@ def lowest_bit(typingctx, x):
     return types.int64(x), codegen
 
 
-#: ``fold_groups[G](row, gm, ga, g2, full)``: fold ``row[:full]`` into ``G`` groups' maxima,
-#: their blocks and runners-up (in place; NaN never taken). C-contiguous float32/float64 row.
+#: ``fold_groups[G](row, gm, ga, g2, full)``: fold ``row[:full]``'s whole blocks into ``G``
+#: groups' maxima, their blocks and runners-up (in place; NaN never taken). C-contiguous
+#: float32/float64 row; every array argument holds at least ``G`` entries (not checked).
 fold_groups = {g: _make_fold(g) for g in GROUPS}
 #: ``rank_counts[G](gm, cnt) -> sum``: ``cnt[t] = #{u : gm[u] > gm[t]}``; the sum is
 #: ``G (G - 1) / 2`` exactly when the ``G`` values are distinct.
