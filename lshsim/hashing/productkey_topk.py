@@ -41,15 +41,16 @@ _mask32, _mask64 = mask_at_least[32], mask_at_least[64]
 def tracked_groups(c: int, k: int) -> int:
     """Groups of the tracked top-``k`` scan (:func:`_topk_row_tracked`) of ``c`` scores; 0: none.
 
-    ``g = max(32, 2k)`` (a power of two) when at most 64 and ``c >= 4g``. Below 32 groups the
-    one pass does not vectorise (LLVM's vector loop wants 32 iterations); the group maxima
-    are ranked by counting, ``g^2`` comparisons, so larger ``g`` is left to
-    :func:`~lshsim.hashing.topk.topk_groups`. Measured on rows of normal float32 scores
-    (4096 rows, one thread):
-    ``k = 8``: 1.13 / 1.82 / 2.78 ms against the group filter's 2.03 / 2.94 / 3.94 ms at
-    ``c`` = 128 / 512 / 1024; ``k = 32``: 4.34 / 5.47 against 11.36 / 13.04 ms at ``c`` =
-    512 / 1024; with the vector kernels of :mod:`lshsim.hashing.simd`, ``k = 8``: 0.76 /
-    1.05 / 1.44 ms (product-key sub-key scores). For product keys' ``s`` up to a few
+    ``g = max(32, 2k)`` (a power of two) when at most 64 and ``c >= 4g``. Fewer groups mean
+    more groups holding two of the best scores, so more rescans; the group maxima are ranked
+    by counting, ``g^2`` comparisons, so more groups cost more there, and beyond 64 the
+    choice is left to :func:`~lshsim.hashing.topk.topk_groups`. Measured with the vector
+    kernels of :mod:`lshsim.hashing.simd` (4096 rows of product-key sub-key scores, one
+    thread, ``k = 8``, ``c`` = 512 / 1024): 1.02 / 1.37 ms with 32 groups, 1.24 / 1.83 ms
+    with 16, 1.49 / 1.73 ms with 64 (against 1.09 / 1.41 ms for 32 in that run). Before
+    those kernels, ``k = 8``: 1.13 / 1.82 / 2.78 ms against the group filter's 2.03 / 2.94 /
+    3.94 ms at ``c`` = 128 / 512 / 1024; ``k = 32``: 4.34 / 5.47 against 11.36 / 13.04 ms at
+    ``c`` = 512 / 1024. For product keys' ``s`` up to a few
     thousand; the spherical families' rows (up to 16384 scores) keep the filter, whose
     rescans stay small where groups are long.
 

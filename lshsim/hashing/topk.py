@@ -65,7 +65,8 @@ TOPK_PART_ROWS = 64
 #: 8.86-8.95 / 16.1-16.4 ms fresh, 8.50-8.63 / 15.3-15.6 ms aligned and kept, three
 #: processes each).
 HUGE_PAGE = 2 << 20
-#: Largest scratch a thread keeps between calls (bytes): two blocks of float64 scores.
+#: Largest scratch a thread keeps between calls (bytes): ``2 TOPK_SCORES`` float64 scores,
+#: the largest block of :func:`topk_sets` for up to 16384 buckets (256 rows of 16384).
 SCRATCH_KEEP = 2 * 8 * TOPK_SCORES
 #: Each thread's scratch (``raw``: uint8), kept between calls.
 _SCRATCH = threading.local()
