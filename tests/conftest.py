@@ -1,20 +1,25 @@
-"""Test-session settings: hypothesis profiles and a shared XLA compilation cache.
+"""Test-session settings: hypothesis profiles and the run's shared compile caches.
 
 Hypothesis: "ci" (default) is fast and derandomised, so every run is reproducible. Select
 another with ``HYPOTHESIS_PROFILE=dev pytest`` for a longer local search.
 
-XLA: the model tests build the same small T5 steps again and again (a new ``jax.jit`` each
-time, so JAX's in-memory cache misses). JAX's persistent compilation cache, keyed on the
-lowered HLO, the compile options and the JAX/XLA versions, serves those repeats from disk, for
-every pytest-xdist worker and every subprocess the tests start (they inherit the variables).
-It halves the CPU time of tests/t5 on a cold cache. Under pytest-xdist each worker runs
-OpenBLAS on one thread (see the end of this file). It lives in ``.jax_cache/`` at the repo
-root (git-ignored); set ``JAX_COMPILATION_CACHE_DIR`` to move it, or to ``""`` to turn it off.
+Compile once per run: the model tests build the same small T5 steps again and again (a new
+``jax.jit`` each time, so JAX's in-memory cache misses), and every pytest-xdist worker would
+compile the same Numba kernels. JAX's persistent compilation cache (keyed on the lowered HLO,
+the compile options and the JAX/XLA versions) and Numba's on-disk cache both live in one folder
+of the checkout, ``.test-cache/`` (``jax/`` and ``numba/``, git-ignored), that every worker of
+the run and every subprocess the tests start share (they inherit the variables). The
+controlling process empties it as the run starts, so each run compiles from cold, like a fresh
+clone; ``LSHSIM_KEEP_TEST_CACHE=1`` keeps it between runs for the inner loop. The caches are the
+test suite's alone: the ``lshsim`` command never sets them (tests/test_layout.py), and
+benchmarks and compile timings outside the suite are taken with a cold cache. Under
+pytest-xdist each worker runs OpenBLAS on one thread (see the end of this file).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -41,7 +46,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
     sys.dont_write_bytecode = False
 
-os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).parents[1] / ".jax_cache"))
+#: The run's compile caches (see the module docstring).
+TEST_CACHE = Path(__file__).parents[1] / ".test-cache"
+if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controlling process (or the only one)
+    if not os.environ.get("LSHSIM_KEEP_TEST_CACHE"):
+        shutil.rmtree(TEST_CACHE, ignore_errors=True)
+    TEST_CACHE.mkdir(exist_ok=True)
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(TEST_CACHE / "jax"))
+os.environ.setdefault("NUMBA_CACHE_DIR", str(TEST_CACHE / "numba"))
 # XLA's CPU backend tuned to compile fast (``FAST_XLA_FLAGS``, tests/__init__.py): the tests
 # run small programs a few times each, so compiling is most of their cost. LLVM's optimisation
 # passes off (tests/t5/test_memory_train.py: 186 -> 124 s of CPU), and the legacy fusion

@@ -119,3 +119,12 @@ def test_readme_shows_only_listed_import_paths():
     shown |= set(re.findall(r"^\s*import (lshsim[\w.]*)", text, flags=re.MULTILINE))
     listed = {m for m, _ in README_IMPORTS} | {"lshsim"}
     assert shown - listed == set()
+
+
+def test_the_package_never_sets_the_test_suites_compile_caches():
+    """The persistent JAX and Numba caches are the test suite's (tests/conftest.py): no module
+    of the package names their variables or JAX's cache option, so a user's run, a benchmark
+    or a compile timing starts from a cold cache unless the user set one."""
+    names = re.compile(r"JAX_COMPILATION_CACHE_DIR|jax_compilation_cache_dir|NUMBA_CACHE_DIR")
+    setters = [str(p.relative_to(ROOT)) for p in _sources("lshsim") if names.search(p.read_text())]
+    assert setters == []

@@ -39,6 +39,7 @@ def _cpu_only() -> bool:
 
 
 @pytest.mark.skipif(not _cpu_only(), reason="the CPU fallback runs only without an accelerator")
+@pytest.mark.slow
 def test_cpu_fallback_writes_markdown_and_json(tmp_path):
     """Exit 0, the "no GPU" line, a finite positive step time, plan and loss entries."""
     md, js = tmp_path / "GPU.md", tmp_path / "gpu.json"

@@ -101,6 +101,7 @@ def test_cli_combinations_cover_every_method_and_paper_lookup():
 
 
 @pytest.mark.parametrize(("method", "lookup"), CLI_COMBOS)
+@pytest.mark.slow
 def test_combinations_train_under_lshsim_train(capsys, tmp_path, method, lookup):
     argv = [
         "train", "--config", "tiny", "--steps", "2", "--batch", "2", "--input-length", "32",

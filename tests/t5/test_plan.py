@@ -55,6 +55,7 @@ def plans():
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_plan_json_keys(plans):
     row = plans["model"]["2"]
     for key in ("per_device_bytes", "fits", "flops_per_step", "roofline_step_seconds"):

@@ -59,6 +59,7 @@ def test_layouts_round_trip_and_forward_agrees(configs):
     _close(b, a, 1e-5)
 
 
+@pytest.mark.slow
 def test_train_steps_agree(configs):
     """Two Adafactor steps (per-layer factoring, clipping and scale) move every parameter as
     on the unrolled model. Tolerance: float32 sums in another order (the scanned backward

@@ -266,6 +266,7 @@ def smoke_runs():
     return t2.run_sweep(t2.SMOKE, 0), t2.run_sweep(t2.SMOKE, 1)
 
 
+@pytest.mark.slow
 def test_sweep_is_deterministic_and_the_script_writes_json_and_figure(tmp_path, smoke_runs):
     """Experiment: the script's smoke run (seed 0) gives the library's numbers for seed 0
     exactly (the same seed, two runs), another seed different ones; the script writes its
@@ -325,6 +326,7 @@ def test_bad_config():
 # ------------------------------------------------------------------------------ figure, script
 
 
+@pytest.mark.slow
 def test_width_figure(smoke_runs):
     from lshsim.plots.theorem2 import width_figure
 

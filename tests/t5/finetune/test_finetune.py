@@ -15,6 +15,7 @@ from lshsim.t5.finetune.run import finetune  # noqa: E402
 from tests.t5.finetune import formats  # noqa: E402
 
 
+@pytest.mark.slow
 def test_keyword_task_reaches_90_percent(pretrained, keyword, tmp_path):
     """A SST-2-format task decided by a keyword: >= 90% dev accuracy (greedy decoding, label
     words mapped back) within 300 steps and 60 s. Learning rate 1e-2 (the paper's 1e-3 needs
