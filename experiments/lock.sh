@@ -11,6 +11,7 @@
 #   requirements/lock-run.txt   the README's first command: the core dependencies, the extras jax
 #                               and sweep (lshsim sweep: dask, pyarrow), setuptools and wheel, at
 #                               lock.txt's versions
+#   requirements/lock-uv.txt    uv (requirements/uv.in), the test command's installer
 #
 # An existing lock's pins are kept where they still resolve (uv prefers the output file's pins):
 # adding an extra adds its packages without moving the others.
@@ -49,6 +50,8 @@ printf '%s\n' "$ffht" | "$UV" pip compile - --no-deps "${common[@]}" -o requirem
 # the first command's environment, at the versions of lock.txt
 "$UV" pip compile pyproject.toml requirements/run.in --extra jax --extra sweep "${common[@]}" \
   --constraint requirements/lock.txt -o requirements/lock-run.txt
-for f in requirements/lock.txt requirements/lock-ffht.txt requirements/lock-run.txt; do
+# uv itself, which the test command installs with pip before installing the locks with it
+"$UV" pip compile requirements/uv.in "${common[@]}" -o requirements/lock-uv.txt
+for f in requirements/lock.txt requirements/lock-ffht.txt requirements/lock-run.txt requirements/lock-uv.txt; do
   echo "$f: $(pins "$f" | wc -l) pins, sha256 $(sha256sum "$f" | cut -c1-16)"
 done
