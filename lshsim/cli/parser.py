@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         simulate,
         sweep,
         train,
+        tune,
     )
 
     parser = Parser(
@@ -71,4 +72,5 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_parser(sub)
     plan.add_parser(sub)
     sweep.add_parser(sub)
+    tune.add_parser(sub)
     return parser

@@ -15,7 +15,7 @@ True
 
 from __future__ import annotations
 
-from lshsim.hashing.base import LAWS, HashFamily, NoLaw, OverlapLaw, Param
+from lshsim.hashing.base import LAWS, SIMILARITIES, HashFamily, NoLaw, OverlapLaw, Param
 from lshsim.hashing.engram import Engram
 from lshsim.hashing.hyperplane import PStable, SimHash
 from lshsim.hashing.minhash import MERSENNE61, MinHash
@@ -60,6 +60,7 @@ __all__ = [
     "FAMILIES",
     "LAWS",
     "MERSENNE61",
+    "SIMILARITIES",
     "TOPK_FAMILIES",
     "VECTOR_FAMILIES",
     "CrossPolytope",

@@ -85,7 +85,13 @@ LAWS = {
     "hash_cost": "cost in inner products",
     "topk_overlap": "top-k overlap at a cosine",
     "topk_overlap_law": "top-k overlap on the sentence model (overlap f)",
+    "amplification_law": "collision law of one function given the pair (amplification)",
 }
+
+#: The similarities a pair is measured in for amplification (:mod:`lshsim.tune`), with their
+#: range: the cosine of two unit vectors, the Jaccard index of two sets, and the overlap ``f``
+#: of two sentences of the sentence model.
+SIMILARITIES = {"cosine": (-1.0, 1.0), "jaccard": (0.0, 1.0), "overlap": (0.0, 1.0)}
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,9 @@ class HashFamily:
     #: True where the hash reads the input's two halves separately (product keys): an exact
     #: cosine then means both halves at that cosine, and the reduced mode takes half-cosines.
     halves: ClassVar[bool] = False
+    #: What :meth:`amplification_law` takes as a pair's similarity (a key of
+    #: :data:`SIMILARITIES`).
+    similarity: ClassVar[str] = "cosine"
 
     def __init__(self, n: int, d: int, seed=0, **params):
         self.params = self.check_params(n, **params)
@@ -237,6 +246,8 @@ class HashFamily:
             raise ValueError(f"law must be one of {', '.join(LAWS)}, got {law!r}")
         if law == "overlap_law" and cls.has_law("log_probability") and not cls.halves:
             return True  # the cosine law averaged over the sentence model's cosines
+        if law == "amplification_law" and cls.has_law("log_probability"):
+            return True  # one atom: the law at the pair's cosine
         return getattr(cls, law).__func__ is not getattr(HashFamily, law).__func__
 
     @classmethod
@@ -394,6 +405,39 @@ class HashFamily:
             NoLaw: no top-k law is known for the family.
         """
         raise cls.no_law("topk_overlap_law")
+
+    @classmethod
+    def amplification_law(
+        cls, n: int, similarities: np.ndarray, *, length: int = 32, vocab: int = 32128, **params
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One function's collision probability *given the pair*, as atoms, at each similarity.
+
+        Functions drawn independently collide independently given the pair, so a table of
+        ``k`` concatenated functions catches a pair whose conditional probability is ``p`` with
+        probability ``p^k``, and ``L`` tables with ``1 - (1 - p^k)^L``; averaging over the
+        atoms gives the amplified law exactly (:mod:`lshsim.tune`). For a family with a law at
+        a cosine the pair *is* its cosine: one atom, ``P(a)``. A family whose hash is fixed by
+        the pair's tokens has atoms at 1 and at the chance of a spurious collision.
+
+        Args:
+            n: buckets.
+            similarities: float64[S] in the family's :attr:`similarity` range (checked).
+            length: sentence length ``l`` (the overlap families).
+            vocab: vocabulary size ``V`` (the overlap families that fold ids).
+            **params: the family's parameters.
+
+        Returns:
+            ``(values, weights)``, float64[S, A] each: atom values in ``[0, 1]`` and their
+            probabilities (each row sums to 1).
+
+        Raises:
+            NoLaw: the family has no such law.
+        """
+        if not cls.has_law("log_probability"):
+            raise cls.no_law("amplification_law")
+        p = cls.probabilities(n, np.asarray(similarities, dtype=np.float64), **params)
+        p = np.clip(p, 0.0, 1.0)  # a table's rounding may step past 1 at a = 1
+        return p[:, None], np.ones_like(p)[:, None]
 
     # ---- top-k (the model side's rule) ---------------------------------------------------
 

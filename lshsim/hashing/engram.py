@@ -440,6 +440,7 @@ class Engram(HashFamily):
     reference = "lshsim.testing.engram_reference:engram_family"
     overlap_law_is_exact = True
     input_kind = "sequences"
+    similarity = "overlap"
 
     @classmethod
     def check_params(cls, n, ngram=2, heads=1, compressed_vocab=DEFAULT_VOCAB, **params):

@@ -220,6 +220,28 @@ class MinHash(HashFamily):
     reference = "lshsim.testing.reference:minhash"
     overlap_law_is_exact = True
     input_kind = "token_sets"
+    similarity = "jaccard"
+
+    @classmethod
+    def amplification_law(cls, n, similarities, *, length=32, vocab=32128, **params):
+        """One atom, the Jaccard index ``J``: one min-hash value agrees with probability ``J``.
+
+        Under ideal min-wise hashing; a band of ``k`` values compared for equality, as
+        datasketch's ``MinHashLSH`` bands a signature, collides with probability ``J^k`` (its
+        values are 32-bit or wider, so distinct minimisers agree by chance with probability
+        at most about ``2^-32`` per value, which the law leaves out). ``n`` plays no part (a
+        band is keyed by its values, not folded mod ``n``); the tuner chooses the band, so
+        ``k`` must stay 1.
+        """
+        if cls.check_params(n, **params)["k"] != 1:
+            raise ValueError("k (min-hashes) must be 1 here: the band size is what is tuned")
+        j = np.asarray(similarities, dtype=np.float64)
+        return j[:, None], np.ones_like(j)[:, None]
+
+    @classmethod
+    def hash_cost(cls, n, dim=None, **params):
+        """``k``: the unit is one min-hash value (``l`` hashed ids of the set)."""
+        return float(cls.check_params(n, **params)["k"])
 
     @classmethod
     def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):

@@ -41,6 +41,8 @@ References:
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -53,8 +55,10 @@ from lshsim.laws.ngram import (
     is_prime,
     ngram_moduli,
     ngram_probability,
+    ngram_shared_probability,
     ngram_summary,
 )
+from lshsim.sentences import shared_tokens
 
 __all__ = [
     "FMIX_C1",
@@ -210,6 +214,23 @@ class NGram(HashFamily):
     reference = "lshsim.testing.reference:ngram"
     overlap_law_is_exact = True
     input_kind = "sequences"
+    similarity = "overlap"
+
+    @classmethod
+    def amplification_law(cls, n, similarities, *, length=32, vocab=32128, **params):
+        """Atoms 1 (the window's n-grams are equal: probability ``q``) and ``prod_h 1/m_h``.
+
+        Given two distinct n-grams, independently drawn functions collide independently, each
+        with probability ``prod_h 1/m_h`` under the ideal-hash model of
+        :mod:`lshsim.laws.ngram`; equal n-grams collide in every function.
+        """
+        p = cls.check_params(n, **params)
+        spurious = math.prod(1.0 / m for m in ngram_moduli(p["n"], p["heads"]))
+        q = np.array([
+            ngram_shared_probability(p["ngram"], shared_tokens(f, length), length)
+            for f in np.asarray(similarities, dtype=np.float64)
+        ])  # fmt: skip
+        return np.tile([1.0, spurious], (q.size, 1)), np.stack([q, 1.0 - q], axis=1)
 
     @classmethod
     def overlap_details(cls, n, overlap, length, **params):

@@ -204,6 +204,12 @@ class ProductKey(HashFamily):
         productkey_topk_rows(x, w1, w2, k, out, rows)
 
     @classmethod
+    def hash_cost(cls, n, dim=None, **params):
+        """``s = sqrt(n)``: ``s`` sub-keys per half, each half ``d/2`` long."""
+        cls.check_params(n, **params)
+        return float(math.isqrt(n))
+
+    @classmethod
     def check_params(cls, n, **params):
         """Validate ``n = s^2`` with ``s >= 2``; no other parameters."""
         if params:

@@ -39,6 +39,21 @@ class TokenID(HashFamily):
     reference = "lshsim.testing.reference:tokenid"
     overlap_law_is_exact = True
     input_kind = "tokens"
+    similarity = "overlap"
+
+    @classmethod
+    def amplification_law(cls, n, similarities, *, length=32, vocab=32128, **params):
+        """Atoms 1 and 0: ``id mod n`` is fixed, so a pair collides always or never.
+
+        With weights ``P`` and ``1 - P``, ``P`` the per-position rate at overlap ``f``: no
+        choice of ``k`` and ``L`` changes it (every table holds the same function).
+        """
+        n = cls.check_params(n, **params)["n"]
+        p = np.array([
+            tokenid_probability(shared_tokens(f, length), length, n=n, vocab=vocab)
+            for f in np.asarray(similarities, dtype=np.float64)
+        ])  # fmt: skip
+        return np.tile([1.0, 0.0], (p.size, 1)), np.stack([p, 1.0 - p], axis=1)
 
     @classmethod
     def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):
