@@ -52,7 +52,12 @@ def _json(argv, capsys) -> dict:
 def test_listed_by_lshsim_families(toy, capsys):
     rows = {r["name"]: r for r in _json(["families", "--json"], capsys)["families"]}
     assert rows["toycoin"]["parameters"] == ["salt_bits"]
-    assert rows["toycoin"]["laws"] == ["log_probability", "overlap_law", "limit_rho"]
+    assert rows["toycoin"]["laws"] == [
+        "log_probability",
+        "overlap_law",
+        "limit_rho",
+        "amplification_law",
+    ]
     assert rows["toylawless"]["laws"] == []
     assert main(["families"]) == 0
     assert "toycoin" in capsys.readouterr().out
@@ -214,3 +219,17 @@ def test_dask_workers_load_it_through_the_entry_point(tmp_path):
     assert proc.returncode == 0, proc.stderr
     rows = pq.read_table(tmp_path / "s").to_pylist()
     assert len(rows) == 4 and all(r["exact"] == pytest.approx(1 / r["buckets"]) for r in rows)
+
+
+def test_tuned_through_its_family_object(toy, capsys):
+    """``lshsim tune`` takes the plugin's law; the lawless one is refused in one line."""
+    argv = ["tune", "--family", "toycoin", "--buckets", "4", "--near", "1", "--far", "0.5"]
+    data = _json([*argv, "--recall", "0.99", "--false-positive", "0.01", "--json"], capsys)
+    best = data["best"]
+    assert best["recall"] == 1.0
+    assert best["false_positive"] == pytest.approx(1 - (1 - 0.25 ** best["k"]) ** best["L"])
+    assert best["false_positive"] <= 0.01 and best["k"] >= 4
+    bad = ["tune", "--family", "toylawless", "--buckets", "4", "--threshold", "0.5"]
+    assert main(bad) == 2
+    err = capsys.readouterr().err.strip()
+    assert "toylawless" in err and "\n" not in err

@@ -146,7 +146,7 @@ def add_target_args(p: argparse.ArgumentParser):
         metavar="V",
         help="vocabulary size V (default 32128, T5's; needs V >= 2l - round(fl))",
     )
-    _add_family_param_args(p)
+    add_family_param_args(p)
     return what, sentence
 
 
@@ -163,7 +163,7 @@ def family_options() -> dict[str, list]:
     return out
 
 
-def _add_family_param_args(p: argparse.ArgumentParser) -> None:
+def add_family_param_args(p: argparse.ArgumentParser) -> None:
     """Add one option per family parameter (``--rotation``, ``--k``, ``--width``, ...).
 
     Each goes to the help group of the families that have it ("family pstable, minhash"),
@@ -283,7 +283,7 @@ def _add_theory_parser(sub) -> None:
     th.set_defaults(func=run_theory)
 
 
-def _family_params(args) -> dict:
+def family_params(args) -> dict:
     """The family keywords given by the family options (``--rotation``, ``--k``, ...), checked.
 
     Raises:
@@ -323,7 +323,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
-    params = _family_params(args)
+    params = family_params(args)
     sentence = _sentence_options(args, ("length", "vocab"))
     mode = args.mode
     if args.dim is not None:
@@ -424,7 +424,7 @@ def run_theory(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
-    params = _family_params(args)
+    params = family_params(args)
     sentence = _sentence_options(args, ("dim", "length", "vocab", "cosines", "seed"))
     out = simulate_topk.theory_topk(args, params, sentence)
     if out is not None:

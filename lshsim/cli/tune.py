@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lshsim.cli.simulate import _add_family_param_args, _family_params
+from lshsim.cli.simulate import add_family_param_args, family_params
 from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.hashing import FAMILIES, get_family
 from lshsim.tune import datasketch_line, make_amplifier, tune
@@ -135,7 +135,7 @@ def add_parser(sub) -> None:
         metavar="d",
         help="input dimension d, for the hadamard cross-polytope's cost",
     )
-    _add_family_param_args(p)
+    add_family_param_args(p)
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help=JSON_HELP)
     out.add_argument(
@@ -212,7 +212,7 @@ def run_tune(args: argparse.Namespace) -> int:
         similarities=args.similarities,
         **options,
         **sentence,
-        **_family_params(args),
+        **family_params(args),
     )
     data = result.to_dict()
     if figure is not None:

@@ -144,7 +144,36 @@ TERMS: tuple[Term, ...] = (
     _t("--heads", "hash heads (n-grams) or product-key heads", "int", "1"),
     _t("--ngram", "tokens per hashed n-gram", "int", "2"),
     _t("--cosines", "theory --overlap: cosines sampled for the average", "int"),
-    _t("--far", "theory: the far cosine a2 of rho_lsh", "float", "0"),
+    _t(
+        "--far",
+        "the far pairs' similarity: theory's far cosine a2 of rho_lsh; tune's s2",
+        "float",
+        varies="theory: 0; tune: required in the sensitivity form",
+    ),
+    # tune
+    _t("--near", "tune: the near pairs' similarity s1 (recall is asked there)", "float"),
+    _t("--recall", "tune: the recall target R at --near, in (0, 1]", "float"),
+    _t("--false-positive", "tune: the largest candidate probability P at --far", "float"),
+    _t("--points", "tune: far points per query, for the query cost", "int", "1000000"),
+    _t("--minimise", "tune: what the optimum minimises, cost or tables", "choice", "cost"),
+    _t("--threshold", "tune: the similarity threshold t of datasketch's form", "float"),
+    _t(
+        "--weights",
+        "tune: the weights w_fp,w_fn of false positives and negatives",
+        "list",
+        "0.5,0.5",
+    ),
+    _t(
+        "--similarities", "tune: a file of pair similarities (one per line, or value count)", "file"
+    ),
+    _t(
+        "--budget",
+        "tune: at most this many hash functions k L (datasketch's num_perm)",
+        "int",
+        varies="threshold form: 128; sensitivity form: no limit",
+    ),
+    _t("--probes", "tune: buckets probed per table (multi-probe has no exact law: 1)", "int", "1"),
+    _t("--figure", "a figure file to draw (.png, .svg or .pdf)", "file"),
     _t("--tables", "amplification: L independent tables", "int", "1"),
     _t("--concat", "amplification: k hashes concatenated per table", "int", "1"),
     # how to compute

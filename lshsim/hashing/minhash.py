@@ -238,10 +238,6 @@ class MinHash(HashFamily):
         j = np.asarray(similarities, dtype=np.float64)
         return j[:, None], np.ones_like(j)[:, None]
 
-    @classmethod
-    def hash_cost(cls, n, dim=None, **params):
-        """``k``: the unit is one min-hash value (``l`` hashed ids of the set)."""
-        return float(cls.check_params(n, **params)["k"])
 
     @classmethod
     def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):

@@ -61,6 +61,7 @@ PARTS: tuple[str, ...] = (
     "lshsim.theorems.ngram",
     "lshsim.theorems.productkey",
     "lshsim.theorems.topk",
+    "lshsim.theorems.tune",
 )
 
 

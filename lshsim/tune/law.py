@@ -62,8 +62,8 @@ class Amplifier:
         n: buckets (None for min-hash, whose bands are keyed by their values).
         params: the family's parameters.
         length, vocab: the sentence model's ``l`` and ``V`` (the overlap families).
-        cost: one function's cost in the family's unit (:meth:`HashFamily.hash_cost`: inner
-            products of length ``d``, min-hash values), or 1 where it has none.
+        cost: one function's cost: :meth:`HashFamily.hash_cost` in inner products of length
+            ``d`` where the family counts one, else 1 (a function, e.g. one min-hash value).
         cost_unit: that unit, in words.
     """
 
@@ -73,7 +73,7 @@ class Amplifier:
     length: int = 32
     vocab: int = 32128
     cost: float = 1.0
-    cost_unit: str = "hash functions"
+    cost_unit: str = "functions"
 
     @property
     def cls(self) -> type[HashFamily]:
@@ -152,9 +152,8 @@ def make_amplifier(
     amp = Amplifier(family, n, extra, length, vocab)
     amp.atoms(np.array([SIMILARITIES[cls.similarity][1]]))  # the law answers for these params
     if cls.has_law("hash_cost"):
-        unit = "min-hash values" if cls.similarity == "jaccard" else "inner products"
-        cost = cls.hash_cost(n if n is not None else 2, dim, **extra)
-        amp = Amplifier(family, n, extra, length, vocab, float(cost), unit)
+        cost = cls.hash_cost(n, dim, **extra)
+        amp = Amplifier(family, n, extra, length, vocab, float(cost), "inner products")
     if not math.isfinite(amp.cost) or amp.cost <= 0:
         raise ValueError(f"family '{family}' reports a hash cost of {amp.cost}")
     return amp
