@@ -216,7 +216,7 @@ def run_tune(args: argparse.Namespace) -> int:
     )
     data = result.to_dict()
     if figure is not None:
-        _draw(result, data, figure, sentence)
+        _draw(result, data, figure, {**sentence, "dim": args.dim})
     if args.json:
         print(json.dumps(data))
     else:
@@ -224,14 +224,16 @@ def run_tune(args: argparse.Namespace) -> int:
     return 0
 
 
-def _draw(result, data: dict, figure: Path, sentence: dict) -> None:
+def _draw(result, data: dict, figure: Path, options: dict) -> None:
     from lshsim.plots.save import save_figure
     from lshsim.plots.tune import plot_tuning
 
-    amp = make_amplifier(result.family, buckets=result.n, dim=None, **sentence, **result.params)
+    amp = make_amplifier(result.family, buckets=result.n, **options, **result.params)
     lo, hi = amp.bounds
+    asked = [v for k in ("near", "far", "threshold") if (v := result.inputs.get(k)) is not None]
+    left = max(lo, min(0.0, *asked))  # negative cosines only where asked
     grid = amp.grid()
-    s = grid if grid is not None else np.linspace(max(lo, 0.0) if lo < 0 else lo, hi, 201)
+    s = grid if grid is not None else np.linspace(left, hi, 201)
     curve = amp.curve(s, result.best.k, result.best.L)
     single = amp.curve(s, 1, 1)
     save_figure(

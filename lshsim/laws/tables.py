@@ -14,9 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from lshsim.laws.spherical import QuadratureError
-
-__all__ = ["TABLE_NODES", "log_p_table"]
+__all__ = ["MAX_SPLITS", "TABLE_NODES", "log_p_table"]
 
 #: Chebyshev nodes of the table.
 TABLE_NODES = 48
@@ -24,6 +22,11 @@ TABLE_NODES = 48
 
 def log_p_table(direct: Callable[[float], float], cos: np.ndarray, label: str) -> np.ndarray:
     """``log P`` at every cosine in ``cos``, through a Chebyshev interpolant in the angle.
+
+    Where one interpolant misses (a law with a singular end, e.g. the cross-polytope's
+    ``log P -> -inf`` as ``a -> -1``), the angle range is halved and each half tabled on its
+    own, down to :data:`MAX_SPLITS` halvings; the points of a piece still missed then are
+    evaluated directly (never an unchecked value).
 
     Args:
         direct: ``a -> log P(a)``, the law evaluated directly at one cosine.
@@ -34,28 +37,52 @@ def log_p_table(direct: Callable[[float], float], cos: np.ndarray, label: str) -
         float64[m], ``log P`` at each cosine.
 
     Raises:
-        QuadratureError: the table misses direct evaluation by more than ``1e-7``.
+        QuadratureError: a direct evaluation fails.
     """
     theta = np.arccos(np.clip(cos, -1.0, 1.0))
-    lo, hi = float(theta.min()), float(theta.max())
 
     def at(t):
         return direct(math.cos(t))
 
+    out = np.empty(theta.shape)
+    _fill(at, theta, np.arange(theta.size), float(theta.min()), float(theta.max()), out, 0)
+    return out
+
+
+#: Halvings of the angle range before the remaining points are evaluated directly.
+MAX_SPLITS = 6
+
+
+def _fill(at, theta, idx, lo: float, hi: float, out: np.ndarray, depth: int) -> None:
+    """Write ``log P`` at ``theta[idx]`` (all in ``[lo, hi]``) into ``out``."""
+    if idx.size == 0:
+        return
     if hi - lo < 1e-12:
-        return np.full(cos.shape, at(lo))
+        out[idx] = at(lo)
+        return
+    cheb = _checked_table(at, lo, hi)
+    if cheb is not None:
+        out[idx] = cheb(theta[idx])
+    elif depth >= MAX_SPLITS or idx.size <= TABLE_NODES:
+        out[idx] = [at(float(t)) for t in theta[idx]]
+    else:
+        mid = 0.5 * (lo + hi)
+        left = theta[idx] <= mid
+        _fill(at, theta, idx[left], lo, mid, out, depth + 1)
+        _fill(at, theta, idx[~left], mid, hi, out, depth + 1)
+
+
+def _checked_table(at, lo: float, hi: float):
+    """The interpolant on ``[lo, hi]``, or None where a node is infinite or a check misses."""
     k = np.arange(TABLE_NODES)
     t_nodes = 0.5 * (lo + hi) + 0.5 * (hi - lo) * np.cos(np.pi * (k + 0.5) / TABLE_NODES)
     vals = np.array([at(float(t)) for t in t_nodes])
-    if not np.isfinite(vals).all():  # a cosine of -1 in range: evaluate every point
-        return np.array([at(float(t)) for t in theta])
+    if not np.isfinite(vals).all():  # a cosine of -1 in range
+        return None
     cheb = np.polynomial.chebyshev.Chebyshev.fit(t_nodes, vals, TABLE_NODES - 1, domain=[lo, hi])
     checks = 0.5 * (lo + hi) + 0.5 * (hi - lo) * np.cos(np.pi * (k[:-1:6] + 1.0) / TABLE_NODES)
     for t in checks:
         exact = at(float(t))
         if abs(cheb(t) - exact) > 1e-7 * max(1.0, abs(exact)):
-            raise QuadratureError(
-                f"the log P table of {label} misses direct quadrature by "
-                f"{abs(cheb(t) - exact):.2e} on angles [{lo:.4f}, {hi:.4f}]"
-            )
-    return cheb(theta)
+            return None
+    return cheb

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 from scipy.integrate import quad
 
 from lshsim import theory
