@@ -238,7 +238,6 @@ class MinHash(HashFamily):
         j = np.asarray(similarities, dtype=np.float64)
         return j[:, None], np.ones_like(j)[:, None]
 
-
     @classmethod
     def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):
         """``J^k + (1 - J^k) / n``, ``J = s / (2l - s)`` the Jaccard index of the token sets."""
