@@ -25,6 +25,8 @@ voronoi_exact           our quadrature at a tight tolerance, n = 2^20           
 productkey_topk         XLM's ``HashingMemoryProductFast._get_indices`` (torch,   >= 1.5x
                         2 threads), n = s^2, s in {128, 512, 1024}, k in {8, 32}
 engram_hash             NumPy port of Engram's ``_get_ngram_hashes``              >= 2x
+tune                    datasketch ``_optimal_param`` (threshold form, same       >= 20x
+                        inputs; exact, normalised rates)
 altup                   the baseline T5 step                                      <= 1.10x
 t5                      transformers T5 on torch (CPU), tiny and small            >= 1.5x
 ======================  ========================================================  =========
@@ -69,6 +71,7 @@ MODULES = (
     "lshsim.bench.ngram_peers",
     "lshsim.bench.t5",
     "lshsim.bench.goals",
+    "lshsim.bench.tune_peers",
 )
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
 

@@ -150,6 +150,9 @@ class HashFamily:
     #: What :meth:`amplification_law` takes as a pair's similarity (a key of
     #: :data:`SIMILARITIES`).
     similarity: ClassVar[str] = "cosine"
+    #: True where one function collides with probability equal to the similarity itself
+    #: (min-hash: ``J``), so amplified curves are ``1 - (1 - s^k)^L`` with closed-form areas.
+    law_is_similarity: ClassVar[bool] = False
 
     def __init__(self, n: int, d: int, seed=0, **params):
         self.params = self.check_params(n, **params)

@@ -221,6 +221,7 @@ class MinHash(HashFamily):
     overlap_law_is_exact = True
     input_kind = "token_sets"
     similarity = "jaccard"
+    law_is_similarity = True
 
     @classmethod
     def amplification_law(cls, n, similarities, *, length=32, vocab=32128, **params):

@@ -110,11 +110,10 @@ def quick_tn1() -> tuple[bool, dict]:
 
 
 def _area(original: Callable) -> Callable:
-    def conditional_mean(values, weights):
-        w = weights.reshape(weights.shape + (1,) * (values.ndim - 1))
-        return (w * values).sum(axis=0)  # datasketch's area: never divided by the mass
+    def normalise(area, mass):
+        return area  # datasketch's area, never divided by the side's mass
 
-    return conditional_mean
+    return normalise
 
 
 CLAIMS: tuple[Claim, ...] = (
@@ -135,7 +134,7 @@ CLAIMS: tuple[Claim, ...] = (
         Mutation(
             "tune-unnormalised-area",
             "the rates are datasketch's unnormalised areas, not probabilities (issue #129).",
-            replacing("lshsim.tune.prior.conditional_mean", _area),
+            replacing("lshsim.tune.prior.normalise", _area),
         ),
         quick_tn1,
         kinds={"": EXACT_RESIDUALS},

@@ -11,10 +11,11 @@ conditional probabilities
     FN = P(missed | s >= t) = E[1 - P_{k,L}(s) | s >= t],
 
 each a weighted mean over nodes (:func:`conditional_mean`). The default is uniform on
-``[lo, t]`` and ``[t, 1]`` (``lo`` = 0: Jaccard, overlap, and cosines too), by Gauss-Legendre
-quadrature: with ``m`` nodes it is exact for polynomials of degree ``2m - 1``, and min-hash's
-``1 - (1 - s^k)^L`` has degree ``k L <= budget``, so ``budget / 2 + 1`` nodes integrate every
-scheme exactly (to rounding). A threshold at an end of the range makes that side a point
+``[lo, t]`` and ``[t, 1]`` (``lo`` = 0: Jaccard, overlap, and cosines too): min-hash's
+curves ``1 - (1 - s^k)^L`` integrate in closed form (:func:`lshsim.tune.law.banded_areas`,
+incomplete beta functions, exact to rounding), the smooth laws by Gauss-Legendre quadrature
+(:data:`PANELS` panels of :data:`PANEL_NODES` nodes, agreeing with adaptive quadrature to
+``1e-8``). A threshold at an end of the range makes that side a point
 mass at the end (the limit of the uniform law as the interval shrinks). A file of sampled
 similarities (or a histogram) gives the empirical law instead. The overlap families take
 the sentence model's grid ``f = s / l``, uniform.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +36,7 @@ __all__ = [
     "Prior",
     "conditional_mean",
     "grid_prior",
+    "normalise",
     "read_similarities",
     "sample_prior",
     "uniform_prior",
@@ -42,6 +45,21 @@ __all__ = [
 #: Gauss-Legendre panels and nodes per panel of a smooth (non-polynomial) law.
 PANELS = 16
 PANEL_NODES = 24
+
+
+def normalise(area, mass):
+    """``area / mass``: a side's integral (or weighted sum) made a conditional probability.
+
+    The one place where rates become probabilities (datasketch stops at the area).
+
+    Args:
+        area: ``int P`` over the side (or ``sum_i w_i P(s_i)``), any shape.
+        mass: the side's length (or ``sum_i w_i``), > 0.
+
+    Returns:
+        ``area / mass``.
+    """
+    return area / mass
 
 
 def conditional_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -55,7 +73,7 @@ def conditional_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
         float64[...]: the weighted mean.
     """
     w = weights.reshape(weights.shape + (1,) * (values.ndim - 1))
-    return (w * values).sum(axis=0) / weights.sum()
+    return normalise((w * values).sum(axis=0), weights.sum())
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,8 @@ class Prior:
         below, below_weights: the nodes with ``s < t`` and their weights (may be empty).
         above, above_weights: the nodes with ``s >= t`` and their weights (may be empty).
         description: one line saying what the law is.
+        uniform: ``(lo, hi)`` where the law is uniform on ``[lo, t]`` and ``[t, hi]`` (a
+            closed form may replace the nodes), else None.
     """
 
     threshold: float
@@ -75,41 +95,46 @@ class Prior:
     above: np.ndarray
     above_weights: np.ndarray
     description: str
+    uniform: tuple[float, float] | None = None
+
+
+@lru_cache(maxsize=8)
+def _legendre(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.polynomial.legendre.leggauss(nodes)
 
 
 def _gauss_legendre(lo: float, hi: float, nodes: int, panels: int = 1):
-    x, w = np.polynomial.legendre.leggauss(nodes)
+    x, w = _legendre(nodes)
     edges = np.linspace(lo, hi, panels + 1)
     half = np.diff(edges) / 2
     mid = (edges[:-1] + edges[1:]) / 2
     return (mid[:, None] + half[:, None] * x).ravel(), (half[:, None] * w).ravel()
 
 
-def uniform_prior(threshold: float, lo: float, hi: float, *, degree: int | None) -> Prior:
-    """Uniform on ``[lo, t]`` and ``[t, hi]`` by Gauss-Legendre quadrature.
+def uniform_prior(threshold: float, lo: float, hi: float) -> Prior:
+    """Uniform on ``[lo, t]`` and ``[t, hi]``, by Gauss-Legendre quadrature of a smooth law.
 
     Args:
         threshold: ``t`` in ``[lo, hi]``.
         lo: the similarity's lowest value.
         hi: its highest.
-        degree: the largest polynomial degree of the curves (exact integration), or None for
-            a smooth law: :data:`PANELS` panels of :data:`PANEL_NODES` nodes.
 
     Returns:
-        The :class:`Prior`; a side of zero length is a point mass at its end.
+        The :class:`Prior` (:data:`PANELS` panels of :data:`PANEL_NODES` nodes per side,
+        marked uniform so that a closed form may replace them); a side of zero length is a
+        point mass at its end.
     """
     t = check_float("threshold", threshold, lo, hi)
 
     def side(a: float, b: float, end: float):
         if a == b:
             return np.array([end]), np.array([1.0])
-        if degree is None:
-            return _gauss_legendre(a, b, PANEL_NODES, PANELS)
-        return _gauss_legendre(a, b, degree // 2 + 1)
+        return _gauss_legendre(a, b, PANEL_NODES, PANELS)
 
     below, wb = side(lo, t, lo)
     above, wa = side(t, hi, hi)
-    return Prior(t, below, wb, above, wa, f"uniform on [{lo:g}, {t:g}] and [{t:g}, {hi:g}]")
+    text = f"uniform on [{lo:g}, {t:g}] and [{t:g}, {hi:g}]"
+    return Prior(t, below, wb, above, wa, text, (lo, hi))
 
 
 def grid_prior(threshold: float, grid: np.ndarray, lo: float, hi: float) -> Prior:

@@ -22,14 +22,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from lshsim._validate import check_float, check_int
-from lshsim.tune.law import MAX_CONCAT, MAX_TABLES, Amplifier, amplified_law
-from lshsim.tune.prior import Prior, conditional_mean
+from lshsim.tune.law import MAX_CONCAT, MAX_TABLES, Amplifier, amplified_law, banded_areas
+from lshsim.tune.prior import Prior, conditional_mean, normalise
 
-__all__ = ["Scheme", "Tuning", "pareto_front", "tune_sensitivity", "tune_threshold"]
+__all__ = [
+    "Scheme",
+    "Tuning",
+    "pareto_front",
+    "schemes_within",
+    "tune_sensitivity",
+    "tune_threshold",
+]
 
 #: The threshold form's largest budget (every ``k L <= budget`` is evaluated).
 MAX_THRESHOLD_BUDGET = 4096
@@ -75,9 +83,10 @@ class Tuning:
         form: ``"sensitivity"`` or ``"threshold"``.
         similarity: what the similarities are (cosine, jaccard, overlap).
         best: the optimum.
-        front: the Pareto front, by increasing cost.
         inputs: the targets and options asked (JSON-ready).
         cost_unit: the unit of ``hashing`` and ``cost``.
+        candidates: every scheme searched, as arrays (``k``, ``L``, ``recall``,
+            ``false_positive``, ``candidates``), from which :attr:`front` is drawn.
         notes: lines a reader needs (e.g. datasketch's ``b >= 2``).
     """
 
@@ -87,31 +96,65 @@ class Tuning:
     form: str
     similarity: str
     best: Scheme
-    front: list[Scheme]
     inputs: dict
     cost_unit: str
+    candidates: dict = field(repr=False)
+    cost: float = 1.0
     notes: list[str] = field(default_factory=list)
 
+    @cached_property
+    def front(self) -> list[Scheme]:
+        """The Pareto front of the candidates (computed when first asked), by cost."""
+        c = self.candidates
+        idx = pareto_front(_costs(c, self.cost), c["recall"], c["false_positive"])
+        return [
+            _scheme(c["k"][i], c["L"][i], c["recall"][i], c["false_positive"][i], self.cost,
+                    c["candidates"][i], c["false_negative"][i])
+            for i in idx
+        ]  # fmt: skip
+
     def to_dict(self) -> dict:
-        """One JSON object: ``best`` and ``front`` as dicts, the rest as given."""
-        out = asdict(self)
-        out["best"] = self.best.to_dict()
-        out["front"] = [s.to_dict() for s in self.front]
-        return out
+        """One JSON object: ``best`` and ``front`` (schemes as dicts), the rest as given."""
+        return {
+            "family": self.family,
+            "n": self.n,
+            "params": self.params,
+            "form": self.form,
+            "similarity": self.similarity,
+            "best": self.best.to_dict(),
+            "front": [f.to_dict() for f in self.front],
+            "inputs": self.inputs,
+            "cost_unit": self.cost_unit,
+            "notes": self.notes,
+        }
 
 
-def pareto_front(schemes: list[Scheme]) -> list[Scheme]:
-    """The schemes no other beats in cost, recall and false positives at once (by cost)."""
-    ordered = sorted(schemes, key=lambda s: (s.cost, -s.recall, s.false_positive, s.k))
-    front: list[Scheme] = []
-    for s in ordered:
-        dominated = any(
-            f.cost <= s.cost and f.recall >= s.recall and f.false_positive <= s.false_positive
-            for f in front
-        )
-        if not dominated:
-            front.append(s)
-    return front
+def _costs(c: dict, unit: float) -> np.ndarray:
+    return c["k"] * c["L"] * unit + c["candidates"]
+
+
+def pareto_front(cost, recall, false_positive) -> np.ndarray:
+    """Indices of the schemes no other beats in cost, recall and false positives at once.
+
+    Args:
+        cost: float array, one entry per scheme.
+        recall: the schemes' recall.
+        false_positive: their false positives.
+
+    Returns:
+        int indices, by increasing cost (ties: higher recall, then fewer false positives).
+    """
+    cost, recall, fp = (np.asarray(x, dtype=np.float64) for x in (cost, recall, false_positive))
+    order = np.lexsort((fp, -recall, cost))
+    keep: list[int] = []
+    best_r = np.empty(0)
+    best_fp = np.empty(0)
+    for i in order:
+        if not ((best_r >= recall[i]) & (best_fp <= fp[i])).any():
+            keep.append(int(i))
+            best_r = np.append(best_r, recall[i])
+            best_fp = np.append(best_fp, fp[i])
+    return np.array(keep, dtype=np.int64)
 
 
 def _min_tables(values: np.ndarray, weights: np.ndarray, k: int, recall: float) -> int | None:
@@ -143,14 +186,15 @@ def _bisect(at, lo: int, hi: int, recall: float) -> int:
     return hi
 
 
-def _scheme(k, big_l, recall, fp, cost, candidates) -> Scheme:
+def _scheme(k, big_l, recall, fp, cost, candidates, fn=None) -> Scheme:
+    """A :class:`Scheme`; ``fn`` where it was computed directly (``1 - recall`` cancels)."""
     hashing = k * big_l * cost
     return Scheme(
         k=int(k),
         L=int(big_l),
         recall=float(recall),
         false_positive=float(fp),
-        false_negative=float(1.0 - recall),
+        false_negative=float(1.0 - recall if fn is None else fn),
         hash_functions=int(k * big_l),
         hashing=float(hashing),
         candidates=float(candidates),
@@ -223,17 +267,14 @@ def tune_sensitivity(
         raise ValueError(_infeasible(candidates, inputs))
     key = (lambda s: (s.cost, s.k)) if minimise == "cost" else (lambda s: (s.L, s.cost, s.k))
     best = min(feasible, key=key)
-    return Tuning(
-        amp.family,
-        amp.n,
-        amp.params,
-        "sensitivity",
-        amp.similarity,
-        best,
-        pareto_front(candidates),
-        inputs,
-        amp.cost_unit,
-    )
+    arrays = {
+        name: np.array([getattr(c, attr) for c in candidates])
+        for name, attr in (("k", "k"), ("L", "L"), ("recall", "recall"),
+                           ("false_positive", "false_positive"),
+                           ("false_negative", "false_negative"), ("candidates", "candidates"))
+    }  # fmt: skip
+    return Tuning(amp.family, amp.n, amp.params, "sensitivity", amp.similarity, best, inputs,
+                  amp.cost_unit, arrays, amp.cost)  # fmt: skip
 
 
 def _infeasible(candidates: list[Scheme], inputs: dict) -> str:
@@ -275,36 +316,39 @@ def tune_threshold(
     w_fn = check_float("weights (w_fn)", weights[1], 0.0, math.inf, hi_open=True)
     if w_fp == w_fn == 0:
         raise ValueError("weights: w_fp and w_fn cannot both be 0")
-    ks = np.concatenate([np.full(budget // k, k) for k in range(1, budget + 1)])
-    ls = np.concatenate([np.arange(1, budget // k + 1) for k in range(1, budget + 1)])
-    fp = _side(amp, prior.below, prior.below_weights, ks, ls)
-    fn = 1.0 - _side(amp, prior.above, prior.above_weights, ks, ls, empty=1.0)
+    ks, ls = schemes_within(budget)
+    if prior.uniform == (0.0, 1.0) and amp.cls.law_is_similarity:  # 1 - (1 - s^k)^L
+        t = prior.threshold
+        below, above = banded_areas(t, ks, ls)
+        fp = normalise(below, t) if t > 0 else np.zeros(ks.shape)  # P(0) = 0
+        fn = normalise(above, 1.0 - t) if t < 1 else np.zeros(ks.shape)  # P(1) = 1
+    else:
+        fp = _side(amp, prior.below, prior.below_weights, ks, ls)
+        fn = 1.0 - _side(amp, prior.above, prior.above_weights, ks, ls, empty=1.0)
     objective = w_fp * fp + w_fn * fn
-    order = np.lexsort((ls, ks * ls, objective))
-    schemes = [
-        _scheme(k, big_l, 1.0 - n_, f, amp.cost, 0.0)
-        for k, big_l, f, n_ in zip(ks, ls, fp, fn, strict=True)
-    ]
-    best = schemes[int(order[0])]
+    i = int(np.lexsort((ls, ks * ls, objective))[0])
+    best = _scheme(ks[i], ls[i], 1.0 - fn[i], fp[i], amp.cost, 0.0, fn[i])
     inputs = {
         "threshold": prior.threshold,
         "weights": [w_fp, w_fn],
         "budget": budget,
         "similarities": prior.description,
         "unused": budget - best.hash_functions,
-        "objective": float(objective[order[0]]),
+        "objective": float(objective[i]),
     }
-    return Tuning(
-        amp.family,
-        amp.n,
-        amp.params,
-        "threshold",
-        amp.similarity,
-        best,
-        pareto_front(schemes),
-        inputs,
-        amp.cost_unit,
-    )
+    arrays = {"k": ks, "L": ls, "recall": 1.0 - fn, "false_positive": fp,
+              "false_negative": fn, "candidates": np.zeros(ks.shape)}  # fmt: skip
+    return Tuning(amp.family, amp.n, amp.params, "threshold", amp.similarity, best, inputs,
+                  amp.cost_unit, arrays, amp.cost)  # fmt: skip
+
+
+def schemes_within(budget: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``(k, L)`` with ``k L <= budget``, ``k`` major: int64 arrays ``k`` and ``L``."""
+    k = np.arange(1, budget + 1)
+    counts = budget // k
+    ks = np.repeat(k, counts)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return ks, np.arange(ks.size) - starts + 1
 
 
 def _side(amp, nodes, node_weights, ks, ls, empty: float = 0.0) -> np.ndarray:

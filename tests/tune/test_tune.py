@@ -16,7 +16,6 @@ from lshsim.laws.ngram import ngram_shared_probability
 from lshsim.theory.amplification import amplified
 from lshsim.tune import make_amplifier, read_similarities, tune
 from lshsim.tune.law import amplified_law
-from lshsim.tune.search import tune_threshold
 
 #: n for each cosine family (its bucket rule)
 COSINE_N = {"simhash": 4, "pstable": 4, "voronoi": 16, "crosspolytope": 8, "productkey": 16}
@@ -85,8 +84,7 @@ def test_minimise_tables_takes_the_fewest_tables():
 @pytest.mark.parametrize(("bands", "rows"), [(2, 3), (9, 7), (20, 6), (32, 4)])
 def test_threshold_rates_are_datasketchs_areas_normalised(threshold, bands, rows):
     """FP = datasketch's area / t and FN = its area / (1 - t): the probabilities (#129)."""
-    amp = make_amplifier("minhash")
-    t = tune_threshold(amp, _uniform(amp, threshold, 256), budget=256)
+    t = tune("minhash", threshold=threshold, budget=256)
     row = next(s for s in _all(t) if (s.k, s.L) == (rows, bands))
     fp = _false_positive_probability(threshold, bands, rows) / threshold
     fn = _false_negative_probability(threshold, bands, rows) / (1 - threshold)
@@ -94,19 +92,33 @@ def test_threshold_rates_are_datasketchs_areas_normalised(threshold, bands, rows
     assert row.false_negative == pytest.approx(fn, rel=1e-10, abs=1e-13)
 
 
-def test_minhash_quadrature_is_exact():
-    """Gauss-Legendre at budget/2 + 1 nodes equals the rational integral of the polynomial."""
-    k, big_l, t = 7, 18, Fraction(3, 10)  # degree 126 <= budget 128
-    exact = t - sum(
-        math.comb(big_l, j) * (-1) ** j * t ** (j * k + 1) / (j * k + 1) for j in range(big_l + 1)
-    )
-    amp = make_amplifier("minhash")
-    fp = next(
-        s
-        for s in _all(tune_threshold(amp, _uniform(amp, 0.3, 128), budget=128))
-        if (s.k, s.L) == (k, big_l)
-    ).false_positive
-    assert fp == pytest.approx(float(exact / t), rel=1e-12)
+@pytest.mark.parametrize("threshold", [Fraction(0), Fraction(3, 10), Fraction(4, 5), Fraction(1)])
+def test_minhash_rates_are_exact(threshold):
+    """Every scheme's FP equals the rational integral to 1e-10, FN to 1e-15 absolute."""
+    t = float(threshold)
+    for row in _all(tune("minhash", threshold=t, budget=96))[::5]:
+        k, big_l = row.k, row.L
+        below = sum(
+            math.comb(big_l, j) * (-1) ** (j + 1) * threshold ** (j * k + 1) / (j * k + 1)
+            for j in range(1, big_l + 1)
+        )  # int_0^t 1 - (1 - s^k)^L ds
+        above = sum(
+            math.comb(big_l, j) * (-1) ** j * (1 - threshold ** (j * k + 1)) / (j * k + 1)
+            for j in range(big_l + 1)
+        )  # int_t^1 (1 - s^k)^L ds
+        fp = float(below / threshold) if threshold > 0 else 0.0
+        fn = float(above / (1 - threshold)) if threshold < 1 else 0.0
+        assert row.false_positive == pytest.approx(fp, rel=1e-10, abs=1e-300), (k, big_l)
+        assert row.false_negative == pytest.approx(fn, rel=1e-10, abs=1e-15), (k, big_l)
+
+
+def test_quadrature_path_agrees_with_the_closed_form():
+    """min-hash through the generic nodes (a similarity sample on a fine grid) vs closed form."""
+    grid = np.linspace(0, 1, 20001)
+    sampled = tune("minhash", threshold=0.6, budget=32, similarities=(grid, np.ones_like(grid)))
+    exact = tune("minhash", threshold=0.6, budget=32)
+    for a, b in zip(_all(sampled), _all(exact), strict=True):
+        assert a.false_positive == pytest.approx(b.false_positive, rel=2e-3, abs=1e-9)
 
 
 def test_threshold_optimum_against_brute_force_with_scipy():
@@ -234,29 +246,15 @@ def test_bad_input_is_one_line_naming_it(kwargs, match):
     assert "\n" not in str(err.value)
 
 
-def _uniform(amp, threshold, budget):
-    from lshsim.tune import threshold_prior
-
-    return threshold_prior(amp, threshold, budget)
-
-
 def _all(tuning):
-    """Every scheme of the threshold form (the front holds the non-dominated ones)."""
-    amp = make_amplifier(tuning.family, buckets=tuning.n, **tuning.params)
-    prior = _uniform(amp, tuning.inputs["threshold"], tuning.inputs["budget"])
-    from lshsim.tune.search import _side
-
-    budget = tuning.inputs["budget"]
-    out = []
-    for k in range(1, budget + 1):
-        ls = np.arange(1, budget // k + 1)
-        ks = np.full(ls.size, k)
-        fp = _side(amp, prior.below, prior.below_weights, ks, ls)
-        fn = 1 - _side(amp, prior.above, prior.above_weights, ks, ls, empty=1.0)
-        out += [
-            _Row(k, int(big_l), float(a), float(b)) for big_l, a, b in zip(ls, fp, fn, strict=True)
-        ]
-    return out
+    """Every scheme the tuner searched, as rows with k, L, false_positive, false_negative."""
+    c = tuning.candidates
+    return [
+        _Row(int(k), int(big_l), float(fp), float(fn))
+        for k, big_l, fp, fn in zip(
+            c["k"], c["L"], c["false_positive"], c["false_negative"], strict=True
+        )
+    ]
 
 
 class _Row:
