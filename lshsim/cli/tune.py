@@ -244,32 +244,34 @@ def _draw(result, data: dict, figure: Path, options: dict) -> None:
 
 
 def _print_text(result, data: dict) -> None:
-    best = data["best"]
+    best, inputs = data["best"], result.inputs
     n = "" if result.n is None else f", n = {result.n}"
     print(f"family {result.family}{n}, {result.form} form, similarity = {result.similarity}")
-    print(
-        f"optimum: k = {best['k']} per table, L = {best['L']} tables "
-        f"(datasketch: b = {best['L']} bands, r = {best['k']} rows)"
-    )
+    bands = f" (b = {best['L']} bands, r = {best['k']} rows)" if result.n is None else ""
+    print(f"optimum: k = {best['k']} per table, L = {best['L']} tables{bands}")
     print(
         f"  recall {best['recall']:.6g}, false_positive {best['false_positive']:.6g}, "
         f"false_negative {best['false_negative']:.6g}"
     )
-    print(
-        f"  cost {best['cost']:.6g} {result.cost_unit} (hashing {best['hashing']:.6g}, "
-        f"far candidates {best['candidates']:.6g}); {best['hash_functions']} functions"
-    )
-    inputs = result.inputs
     if result.form == "threshold":
+        unit = result.cost_unit
+        cost = "" if unit == "functions" else f", cost {best['hashing']:.6g} {unit}"
         print(
-            f"  {inputs['unused']} of the budget's {inputs['budget']} functions unused; "
-            f"similarities: {inputs['similarities']}"
+            f"  {best['hash_functions']} functions{cost}; {inputs['unused']} of the budget's "
+            f"{inputs['budget']} unused"
+        )
+        print(f"  similarities: {inputs['similarities']}")
+    else:
+        print(
+            f"  cost {best['cost']:.6g} {result.cost_unit} per query: hashing "
+            f"{best['hashing']:.6g} ({best['hash_functions']} functions), far candidates "
+            f"{best['candidates']:.6g} (counted per table) of {inputs['points']}"
         )
     if result.similarity == "jaccard":
         print(f"datasketch: {datasketch_line(result)}")
         if result.form == "sensitivity":
             per = best["false_positive"] * inputs["points"]
-            print(f"expected false candidates per query at --points {inputs['points']}: {per:.6g}")
+            print(f"distinct far candidates per query at --points {inputs['points']}: {per:.6g}")
     for note in result.notes:
         print(f"note: {note}")
     front = data["front"]

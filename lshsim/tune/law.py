@@ -48,7 +48,7 @@ def amplified_law(values: np.ndarray, weights: np.ndarray, concat, tables) -> np
         tables: int array ``L``.
 
     Returns:
-        float64[S, *G]: the probability that the pair meets in some table, computed as
+        ``float64[S, *G]``: the probability that the pair meets in some table, computed as
         ``-expm1(L log1p(-v^k))`` (no cancellation for small ``v^k``).
     """
     k, big_l = np.broadcast_arrays(np.asarray(concat), np.asarray(tables))

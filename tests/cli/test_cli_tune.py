@@ -16,7 +16,7 @@ def test_threshold_form_text_has_the_datasketch_line(capsys):
     assert main([*MINHASH, "--threshold", "0.8", "--budget", "128"]) == 0
     out = capsys.readouterr().out
     assert "MinHashLSH(num_perm=128, params=(12, 10))" in out
-    assert "8 of the budget's 128 functions unused" in out
+    assert "120 functions; 8 of the budget's 128 unused" in out
     assert "Pareto front" in out
 
 
