@@ -14,7 +14,7 @@ import numpy as np
 
 from lshsim.cli.simulate import add_family_param_args, family_params
 from lshsim.cli.vocabulary import JSON_HELP
-from lshsim.hashing import FAMILIES, get_family
+from lshsim.hashing import FAMILIES, SIMILARITIES, get_family
 from lshsim.tune import datasketch_line, make_amplifier, tune
 
 #: Front rows the text prints (``--json`` has them all).
@@ -34,11 +34,13 @@ two forms:
                areas), under a uniform law on [0, t] and [t, 1] or --similarities FILE
   P_kL(s) = 1 - (1 - p(s)^k)^L exactly, p the family's law (per atom given the pair)
 
-similarities, as the family speaks: cosine (simhash, pstable, voronoi, crosspolytope,
-productkey; --buckets n), Jaccard (minhash: a band of k values collides w.p. J^k, exactly as
-datasketch's MinHashLSH bands a signature; no --buckets), overlap f on the sentence model
-(tokenid: amplification changes nothing; ngram: it removes spurious collisions). Not tuned:
-LSH Forest, LSH Ensemble, multi-probe (no exact law here).
+similarities, as each family speaks (from the registry):
+{similarities}
+  cosine: --buckets n; jaccard (min-hash): a band of k values collides w.p. J^k, exactly as
+  datasketch's MinHashLSH bands a signature, no --buckets; overlap f on the sentence model:
+  amplification changes nothing for a fixed hash (Token-ID) and removes only the spurious
+  collisions of hashed n-grams. Not tuned: LSH Forest, LSH Ensemble, multi-probe (no exact
+  law here).
 
 examples:
   lshsim tune --family minhash --threshold 0.8 --budget 128
@@ -47,6 +49,20 @@ examples:
       --false-positive 0.001 --json
   lshsim tune --family crosspolytope --buckets 64 --threshold 0.7 --budget 64 --figure s.png
 """
+
+
+def _similarities() -> str:
+    """One line per similarity: the families tuned in it, and those without the law."""
+    lines = []
+    for name in SIMILARITIES:
+        tuned = [f for f, c in FAMILIES.items()
+                 if c.similarity == name and c.has_law("amplification_law")]  # fmt: skip
+        if tuned:
+            lines.append(f"  {name:8s} {', '.join(tuned)}")
+    lawless = [f for f, c in FAMILIES.items() if not c.has_law("amplification_law")]
+    if lawless:
+        lines.append(f"  (no amplification law: {', '.join(lawless)})")
+    return "\n".join(lines)
 
 
 def add_parser(sub) -> None:
@@ -61,7 +77,7 @@ def add_parser(sub) -> None:
         description="Choose k functions per table and L tables (datasketch: r rows per band, "
         "b bands) from the family's exact collision law: the sensitivity form or "
         "datasketch's threshold form; prints the optimum and the Pareto front.",
-        epilog=_EPILOG,
+        epilog=_EPILOG.format(similarities=_similarities()),
         formatter_class=argparse.RawTextHelpFormatter,
     )
     what = p.add_argument_group("what to tune")

@@ -52,6 +52,7 @@ from lshsim.laws.engram import (
     MAX_NGRAM,
     MAX_TABLE,
     engram_half_bound,
+    engram_parts,
     engram_primes,
     engram_probability,
     engram_summary,
@@ -522,6 +523,24 @@ class Engram(HashFamily):
         p = cls.check_params(n, **params)
         primes = cls.moduli(p["n"], p["heads"])
         return engram_summary(p["ngram"], primes, overlap, length, vocab=p["compressed_vocab"])
+
+    @classmethod
+    def amplification_law(cls, n, similarities, *, length=32, vocab=32128, **params):
+        """Atoms 1 (equal windows: probability ``q``) and ``rho`` (distinct windows).
+
+        Under the uniform-mix model of :mod:`lshsim.laws.engram`, a function drawn with its
+        own multipliers collides on distinct windows with probability ``rho`` (every head),
+        independently of another draw; the compressed vocabulary (not ``vocab``) sets ``rho``.
+        """
+        p = cls.check_params(n, **params)
+        primes = cls.moduli(p["n"], p["heads"])
+        parts = [
+            engram_parts(p["ngram"], primes, f, length, vocab=p["compressed_vocab"])
+            for f in np.asarray(similarities, dtype=np.float64)
+        ]
+        q = np.array([a for a, _ in parts])
+        rho = np.array([b for _, b in parts])
+        return np.stack([np.ones_like(q), rho], axis=1), np.stack([q, 1.0 - q], axis=1)
 
     @classmethod
     def overlap_law(cls, n, overlap, *, dim, length, vocab, cosines, seed, **params):

@@ -73,6 +73,7 @@ __all__ = [
     "compressed_window_probability",
     "engram_half_bound",
     "engram_heads_law",
+    "engram_parts",
     "engram_primes",
     "engram_probability",
     "engram_summary",
@@ -262,6 +263,33 @@ def _moduli(primes: Sequence[int]) -> list[int]:
     return mods
 
 
+def engram_parts(
+    ngram: int,
+    primes: Sequence[int],
+    overlap: float,
+    length: int = 32,
+    *,
+    vocab: int = 129280,
+    position: int | None = None,
+    head: int | None = None,
+    compress=None,
+) -> tuple[float, float]:
+    """``(q, rho)``: equal windows' probability, and distinct windows' collision probability.
+
+    The aligned windows are equal with probability ``q``; distinct windows collide in every
+    head (or in head ``head``) with probability ``rho``.
+
+    ``rho`` is :func:`residue_match` of ``L = lcm(primes)`` (or ``primes[head]``) on the range
+    ``R`` = :func:`mix_range` ``(vocab)`` (the uniform-mix model). Arguments as
+    :func:`engram_probability`.
+    """
+    q, _ = _check(ngram, overlap, length, position, compress)
+    mods = _moduli(primes)
+    if head is not None:
+        mods = [mods[check_int("head", head, 0, len(mods) - 1)]]
+    return q, float(residue_match(math.lcm(*mods), mix_range(vocab)))
+
+
 def engram_probability(
     ngram: int,
     primes: Sequence[int],
@@ -291,12 +319,11 @@ def engram_probability(
             id`` applied to the sentence model's original ids: ``q`` becomes
             :func:`compressed_window_probability`, and ``vocab`` is the compressed vocabulary.
     """
-    q, _ = _check(ngram, overlap, length, position, compress)
-    mods = _moduli(primes)
-    if head is not None:
-        mods = [mods[check_int("head", head, 0, len(mods) - 1)]]
-    rho = residue_match(math.lcm(*mods), mix_range(vocab))
-    return q + (1.0 - q) * float(rho)
+    q, rho = engram_parts(
+        ngram, primes, overlap, length, vocab=vocab, position=position, head=head,
+        compress=compress,
+    )  # fmt: skip
+    return q + (1.0 - q) * rho
 
 
 def engram_heads_law(

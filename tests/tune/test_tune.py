@@ -260,3 +260,13 @@ def _all(tuning):
 class _Row:
     def __init__(self, k, big_l, fp, fn):
         self.k, self.L, self.false_positive, self.false_negative = k, big_l, fp, fn
+
+
+@pytest.mark.parametrize("family", ["tokenid", "ngram", "engram"])
+def test_overlap_atoms_average_to_the_overlap_law(family):
+    """One function (k = L = 1): the atoms' mean is the family's sentence-model law."""
+    cls = FAMILIES[family]
+    amp = make_amplifier(family, buckets=17, length=24)
+    for f in (0.0, 0.25, 0.6, 1.0):
+        law = cls.overlap_law(17, f, dim=8, length=24, vocab=32128, cosines=1, seed=0)
+        assert amp.curve([f], 1, 1)[0] == pytest.approx(law.probability, rel=1e-14, abs=0)
