@@ -86,13 +86,7 @@ def add_target_args(p: argparse.ArgumentParser):
         adds one more) and the sentence-model group (``theory`` adds its options).
     """
     target = p.add_argument_group("what to compute")
-    target.add_argument(
-        "--family",
-        required=True,
-        choices=list(FAMILIES),
-        metavar="F",
-        help="lookup family: " + ", ".join(FAMILIES),
-    )
+    add_family_option(target)
     target.add_argument(
         "-n",
         "--buckets",
@@ -148,6 +142,17 @@ def add_target_args(p: argparse.ArgumentParser):
     )
     add_family_param_args(p)
     return what, sentence
+
+
+def add_family_option(group) -> None:
+    """Add the required ``--family`` (the registry's names) to a parser or help group."""
+    group.add_argument(
+        "--family",
+        required=True,
+        choices=list(FAMILIES),
+        metavar="F",
+        help="lookup family: " + ", ".join(FAMILIES),
+    )
 
 
 def family_options() -> dict[str, list]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lshsim.cli.simulate import add_family_param_args, family_params
+from lshsim.cli.simulate import add_family_option, add_family_param_args, family_params
 from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.hashing import FAMILIES, SIMILARITIES, get_family
 from lshsim.tune import datasketch_line, make_amplifier, tune
@@ -81,13 +81,7 @@ def add_parser(sub) -> None:
         formatter_class=argparse.RawTextHelpFormatter,
     )
     what = p.add_argument_group("what to tune")
-    what.add_argument(
-        "--family",
-        required=True,
-        choices=list(FAMILIES),
-        metavar="F",
-        help="lookup family: " + ", ".join(FAMILIES),
-    )
+    add_family_option(what)
     what.add_argument(
         "-n",
         "--buckets",
