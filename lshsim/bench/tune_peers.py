@@ -53,8 +53,9 @@ def _datasketch():
     try:
         from datasketch import lsh
     except ModuleNotFoundError as err:
-        raise ModuleNotFoundError("the peer library 'datasketch' is missing: pip install "
-                                  "datasketch", name="datasketch") from err  # fmt: skip
+        raise ModuleNotFoundError(
+            "the peer library 'datasketch' is missing: pip install datasketch", name="datasketch"
+        ) from err
     return lsh
 
 
@@ -75,23 +76,39 @@ def datasketch_comparison(settings=SETTINGS, weights=WEIGHTS) -> list[dict[str, 
         fn_area = lsh._false_negative_probability(t, b, r)
         got = tune(MinHash.name, threshold=t, budget=num_perm, weights=weights)
         theirs = next(
-            i for i, (k, big_l) in enumerate(zip(got.candidates["k"], got.candidates["L"],
-                                                 strict=True)) if (k, big_l) == (r, b)
-        )  # fmt: skip
+            i
+            for i, (k, big_l) in enumerate(
+                zip(got.candidates["k"], got.candidates["L"], strict=True)
+            )
+            if (k, big_l) == (r, b)
+        )
         fp, fn = (
             float(got.candidates[key][theirs]) for key in ("false_positive", "false_negative")
         )
         best = got.best
-        rows.append({
-            "threshold": t,
-            "num_perm": num_perm,
-            "datasketch": {"b": int(b), "r": int(r), "fp_area": fp_area, "fn_area": fn_area,
-                           "false_positive": fp, "false_negative": fn,
-                           "objective": weights[0] * fp + weights[1] * fn},
-            "lshsim": {"b": best.L, "r": best.k, "false_positive": best.false_positive,
-                       "false_negative": best.false_negative,
-                       "objective": got.inputs["objective"], "unused": got.inputs["unused"]},
-        })  # fmt: skip
+        rows.append(
+            {
+                "threshold": t,
+                "num_perm": num_perm,
+                "datasketch": {
+                    "b": int(b),
+                    "r": int(r),
+                    "fp_area": fp_area,
+                    "fn_area": fn_area,
+                    "false_positive": fp,
+                    "false_negative": fn,
+                    "objective": weights[0] * fp + weights[1] * fn,
+                },
+                "lshsim": {
+                    "b": best.L,
+                    "r": best.k,
+                    "false_positive": best.false_positive,
+                    "false_negative": best.false_negative,
+                    "objective": got.inputs["objective"],
+                    "unused": got.inputs["unused"],
+                },
+            }
+        )
     return rows
 
 
@@ -135,8 +152,10 @@ def tune_case(quick: bool) -> list[dict[str, Any]]:
         row = compared[(t, num_perm)]
         d, o = row["datasketch"], row["lshsim"]
         b, r = d["b"], d["r"]
-        normalised = (abs(d["false_positive"] - d["fp_area"] / t) <= 1e-10 * d["false_positive"]
-                      and abs(d["false_negative"] - d["fn_area"] / (1 - t)) <= 1e-12)  # fmt: skip
+        normalised = (
+            abs(d["false_positive"] - d["fp_area"] / t) <= 1e-10 * d["false_positive"]
+            and abs(d["false_negative"] - d["fn_area"] / (1 - t)) <= 1e-12
+        )
         rows.append(
             speedup_row(
                 f"tune minhash threshold={t:g} num_perm={num_perm} vs datasketch",
@@ -148,11 +167,13 @@ def tune_case(quick: bool) -> list[dict[str, Any]]:
                 "closed-form areas (incomplete beta) over every k L <= num_perm",
                 peer=f"datasketch._optimal_param({t:g}, {num_perm}, 0.5, 0.5): scipy quad, 2 "
                 f"per (b, r); chose ({b}, {r}), lshsim ({o['b']}, {o['r']})",
-                checks={"rates_are_normalised_areas": normalised,
-                        "objective_no_worse": o["objective"] <= d["objective"] + 1e-12},
+                checks={
+                    "rates_are_normalised_areas": normalised,
+                    "objective_no_worse": o["objective"] <= d["objective"] + 1e-12,
+                },
                 timing_wall_s=time.perf_counter() - t0,
             )
-        )  # fmt: skip
+        )
     return rows
 
 

@@ -55,8 +55,11 @@ def _similarities() -> str:
     """One line per similarity: the families tuned in it, and those without the law."""
     lines = []
     for name in SIMILARITIES:
-        tuned = [f for f, c in FAMILIES.items()
-                 if c.similarity == name and c.has_law("amplification_law")]  # fmt: skip
+        tuned = [
+            f
+            for f, c in FAMILIES.items()
+            if c.similarity == name and c.has_law("amplification_law")
+        ]
         if tuned:
             lines.append(f"  {name:8s} {', '.join(tuned)}")
     lawless = [f for f, c in FAMILIES.items() if not c.has_law("amplification_law")]
@@ -154,9 +157,9 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run_tune)
 
 
-def _weights(text: str | None) -> tuple[float, float]:
+def _weights(text: str | None) -> tuple[float, float] | None:
     if text is None:
-        return (0.5, 0.5)
+        return None
     parts = text.split(",")
     try:
         values = tuple(float(x) for x in parts)
@@ -206,16 +209,20 @@ def run_tune(args: argparse.Namespace) -> int:
         "buckets": args.buckets,
         "dim": args.dim,
     }
-    if args.threshold is None:
-        for flag, value in (("--weights", args.weights), ("--similarities", args.similarities)):
-            if value is not None:
-                raise ValueError(f"{flag} applies to the threshold form (--threshold)")
-    elif args.points is not None:
-        raise ValueError("--points applies to the sensitivity form (--near/--far)")
-    if args.points is not None:
-        options["points"] = args.points
-    if args.minimise is not None:
-        options["minimise"] = args.minimise
+    foreign = (
+        {"--weights": args.weights, "--similarities": args.similarities}
+        if args.threshold is None
+        else {"--points": args.points, "--minimise": args.minimise}
+    )
+    for flag, value in foreign.items():
+        if value is not None:
+            form = (
+                "the sensitivity form (--near/--far)"
+                if args.threshold is None
+                else ("the threshold form (--threshold)")
+            )
+            raise ValueError(f"{flag} is not an option of {form}")
+    options.update(points=args.points, minimise=args.minimise)
     result = tune(
         args.family,
         weights=_weights(args.weights),

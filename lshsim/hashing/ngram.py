@@ -226,10 +226,12 @@ class NGram(HashFamily):
         """
         p = cls.check_params(n, **params)
         spurious = math.prod(1.0 / m for m in ngram_moduli(p["n"], p["heads"]))
-        q = np.array([
-            ngram_shared_probability(p["ngram"], shared_tokens(f, length), length)
-            for f in np.asarray(similarities, dtype=np.float64)
-        ])  # fmt: skip
+        q = np.array(
+            [
+                ngram_shared_probability(p["ngram"], shared_tokens(f, length), length)
+                for f in np.asarray(similarities, dtype=np.float64)
+            ]
+        )
         return np.tile([1.0, spurious], (q.size, 1)), np.stack([q, 1.0 - q], axis=1)
 
     @classmethod

@@ -49,10 +49,12 @@ class TokenID(HashFamily):
         choice of ``k`` and ``L`` changes it (every table holds the same function).
         """
         n = cls.check_params(n, **params)["n"]
-        p = np.array([
-            tokenid_probability(shared_tokens(f, length), length, n=n, vocab=vocab)
-            for f in np.asarray(similarities, dtype=np.float64)
-        ])  # fmt: skip
+        p = np.array(
+            [
+                tokenid_probability(shared_tokens(f, length), length, n=n, vocab=vocab)
+                for f in np.asarray(similarities, dtype=np.float64)
+            ]
+        )
         return np.tile([1.0, 0.0], (p.size, 1)), np.stack([p, 1.0 - p], axis=1)
 
     @classmethod

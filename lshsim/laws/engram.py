@@ -320,9 +320,15 @@ def engram_probability(
             :func:`compressed_window_probability`, and ``vocab`` is the compressed vocabulary.
     """
     q, rho = engram_parts(
-        ngram, primes, overlap, length, vocab=vocab, position=position, head=head,
+        ngram,
+        primes,
+        overlap,
+        length,
+        vocab=vocab,
+        position=position,
+        head=head,
         compress=compress,
-    )  # fmt: skip
+    )
     return q + (1.0 - q) * rho
 
 

@@ -27,8 +27,12 @@ from lshsim.tune import tune
 __all__ = ["CLAIMS", "TN1_SENSITIVITY", "TN1_THRESHOLD"]
 
 #: threshold-form cases: (threshold, budget, (w_fp, w_fn)) of min-hash
-TN1_THRESHOLD = ((0.3, 32, (0.5, 0.5)), (0.5, 48, (0.5, 0.5)), (0.8, 48, (0.2, 0.8)),
-                 (0.9, 64, (0.5, 0.5)))  # fmt: skip
+TN1_THRESHOLD = (
+    (0.3, 32, (0.5, 0.5)),
+    (0.5, 48, (0.5, 0.5)),
+    (0.8, 48, (0.2, 0.8)),
+    (0.9, 64, (0.5, 0.5)),
+)
 #: sensitivity-form cases: (family, n, near, far, recall, false_positive)
 TN1_SENSITIVITY = (
     (MinHash.name, None, 0.8, 0.4, 0.95, 0.01),
@@ -73,8 +77,7 @@ def _threshold_case(threshold: float, budget: int, weights) -> dict:
 
 
 def _sensitivity_case(family, n, near, far, recall, false_positive) -> dict:
-    got = tune(family, buckets=n, near=near, far=far, recall=recall,
-               false_positive=false_positive)  # fmt: skip
+    got = tune(family, buckets=n, near=near, far=far, recall=recall, false_positive=false_positive)
     best = got.best
     if n is None:  # min-hash: one value agrees with probability J
         p1, p2 = near, far
@@ -88,9 +91,13 @@ def _sensitivity_case(family, n, near, far, recall, false_positive) -> dict:
         "recall": r,
         "false_positive": fp,
         "recall with L - 1": short,
-        "holds": bool(r >= recall and fp <= false_positive and short < recall
-                      and abs(r - best.recall) <= TN1_TOL * r),
-    }  # fmt: skip
+        "holds": bool(
+            r >= recall
+            and fp <= false_positive
+            and short < recall
+            and abs(r - best.recall) <= TN1_TOL * r
+        ),
+    }
 
 
 def _tn1(threshold_cases, sensitivity_cases) -> tuple[bool, dict]:

@@ -82,11 +82,11 @@ def tune(
     recall: float | None = None,
     false_positive: float | None = None,
     threshold: float | None = None,
-    weights: tuple[float, float] = (0.5, 0.5),
+    weights: tuple[float, float] | None = None,
     similarities=None,
     budget: int | None = None,
-    points: int = 10**6,
-    minimise: str = "cost",
+    points: int | None = None,
+    minimise: str | None = None,
     buckets: int | None = None,
     length: int = 32,
     vocab: int = 32128,
@@ -106,12 +106,12 @@ def tune(
         recall: the recall target ``R`` at ``s1``.
         false_positive: the largest candidate probability ``P`` at ``s2``.
         threshold: the threshold form's ``t``.
-        weights: ``(w_fp, w_fn)`` of the threshold form.
+        weights: ``(w_fp, w_fn)`` of the threshold form (default ``(0.5, 0.5)``).
         similarities: the threshold form's similarity law: None (uniform), a file, or
             ``(values, counts)``.
         budget: at most this many functions ``k L``.
-        points: far points per query (the sensitivity form's cost).
-        minimise: ``"cost"`` or ``"tables"`` (sensitivity form).
+        points: far points per query (the sensitivity form's cost; default ``10^6``).
+        minimise: ``"cost"`` (default) or ``"tables"`` (sensitivity form).
         buckets: ``n`` (every family but min-hash).
         length: the sentence length ``l`` (overlap families).
         vocab: the vocabulary ``V`` (overlap families).
@@ -134,6 +134,18 @@ def tune(
     given = [k for k, v in sensitivity.items() if v is not None]
     if given and threshold is not None:
         raise ValueError(f"threshold cannot be combined with {', '.join(given)} (two forms)")
+    other = {
+        "threshold": {"weights": weights, "similarities": similarities},
+        "sensitivity": {"points": points, "minimise": minimise},
+    }
+    form = "sensitivity" if threshold is None else "threshold"
+    foreign = [
+        k
+        for k, v in other["threshold" if threshold is None else "sensitivity"].items()
+        if v is not None
+    ]
+    if foreign:
+        raise ValueError(f"{', '.join(foreign)}: not an option of the {form} form")
     amp = make_amplifier(family, buckets=buckets, length=length, vocab=vocab, dim=dim, **params)
     if threshold is None:
         missing = [k for k, v in sensitivity.items() if v is None]
@@ -148,16 +160,14 @@ def tune(
             far=far,
             recall=recall,
             false_positive=false_positive,
-            points=points,
+            points=10**6 if points is None else points,
             budget=budget,
-            minimise=minimise,
+            minimise=minimise or "cost",
         )
     else:
-        if minimise != "cost":
-            raise ValueError("minimise applies to the sensitivity form (near/far), not threshold")
         budget = check_int("budget", 128 if budget is None else budget, 1, MAX_THRESHOLD_BUDGET)
         prior = threshold_prior(amp, threshold, similarities)
-        result = tune_threshold(amp, prior, weights=weights, budget=budget)
+        result = tune_threshold(amp, prior, weights=weights or (0.5, 0.5), budget=budget)
     if amp.similarity == "jaccard" and result.best.L < 2:
         result.notes.append(
             "datasketch's MinHashLSH refuses b < 2 bands (its check), so this optimum cannot "

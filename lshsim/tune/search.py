@@ -108,10 +108,17 @@ class Tuning:
         c = self.candidates
         idx = pareto_front(_costs(c, self.cost), c["recall"], c["false_positive"])
         return [
-            _scheme(c["k"][i], c["L"][i], c["recall"][i], c["false_positive"][i], self.cost,
-                    c["candidates"][i], c["false_negative"][i])
+            _scheme(
+                c["k"][i],
+                c["L"][i],
+                c["recall"][i],
+                c["false_positive"][i],
+                self.cost,
+                c["candidates"][i],
+                c["false_negative"][i],
+            )
             for i in idx
-        ]  # fmt: skip
+        ]
 
     def to_dict(self) -> dict:
         """One JSON object: ``best`` and ``front`` (schemes as dicts), the rest as given."""
@@ -269,12 +276,27 @@ def tune_sensitivity(
     best = min(feasible, key=key)
     arrays = {
         name: np.array([getattr(c, attr) for c in candidates])
-        for name, attr in (("k", "k"), ("L", "L"), ("recall", "recall"),
-                           ("false_positive", "false_positive"),
-                           ("false_negative", "false_negative"), ("candidates", "candidates"))
-    }  # fmt: skip
-    return Tuning(amp.family, amp.n, amp.params, "sensitivity", amp.similarity, best, inputs,
-                  amp.cost_unit, arrays, amp.cost)  # fmt: skip
+        for name, attr in (
+            ("k", "k"),
+            ("L", "L"),
+            ("recall", "recall"),
+            ("false_positive", "false_positive"),
+            ("false_negative", "false_negative"),
+            ("candidates", "candidates"),
+        )
+    }
+    return Tuning(
+        amp.family,
+        amp.n,
+        amp.params,
+        "sensitivity",
+        amp.similarity,
+        best,
+        inputs,
+        amp.cost_unit,
+        arrays,
+        amp.cost,
+    )
 
 
 def _infeasible(candidates: list[Scheme], inputs: dict) -> str:
@@ -336,10 +358,26 @@ def tune_threshold(
         "unused": budget - best.hash_functions,
         "objective": float(objective[i]),
     }
-    arrays = {"k": ks, "L": ls, "recall": 1.0 - fn, "false_positive": fp,
-              "false_negative": fn, "candidates": np.zeros(ks.shape)}  # fmt: skip
-    return Tuning(amp.family, amp.n, amp.params, "threshold", amp.similarity, best, inputs,
-                  amp.cost_unit, arrays, amp.cost)  # fmt: skip
+    arrays = {
+        "k": ks,
+        "L": ls,
+        "recall": 1.0 - fn,
+        "false_positive": fp,
+        "false_negative": fn,
+        "candidates": np.zeros(ks.shape),
+    }
+    return Tuning(
+        amp.family,
+        amp.n,
+        amp.params,
+        "threshold",
+        amp.similarity,
+        best,
+        inputs,
+        amp.cost_unit,
+        arrays,
+        amp.cost,
+    )
 
 
 def schemes_within(budget: int) -> tuple[np.ndarray, np.ndarray]:

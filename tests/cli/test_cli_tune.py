@@ -50,6 +50,7 @@ def test_cosine_family_text(capsys):
         (["--threshold", "0.5", "--figure", "x.gif"], "--figure"),
         (["--threshold", "0.5", "--figure", "/nonexistent/x.png"], "--figure"),
         (["--threshold", "0.5", "--points", "10"], "--points"),
+        (["--threshold", "0.5", "--minimise", "tables"], "--minimise"),
         (["--threshold", "0.5", "--length", "10"], "--length"),
         (["--near", "0.9", "--weights", "1,2"], "--weights"),
         (["--near", "0.9"], "missing"),

@@ -238,6 +238,19 @@ def test_bad_similarity_files_name_the_line(tmp_path, text, match):
             "no \\(k, L\\) within",
         ),
         ({"family": "nosuch", "threshold": 0.5}, "family"),
+        ({"family": "minhash", "threshold": 0.5, "points": 10}, "points: not an option"),
+        ({"family": "minhash", "threshold": 0.5, "minimise": "tables"}, "minimise"),
+        (
+            {
+                "family": "minhash",
+                "near": 0.9,
+                "far": 0.5,
+                "recall": 0.9,
+                "false_positive": 0.1,
+                "weights": (1, 1),
+            },
+            "weights: not an option of the sensitivity form",
+        ),
     ],
 )
 def test_bad_input_is_one_line_naming_it(kwargs, match):
