@@ -196,11 +196,13 @@ def make_amplifier(
         p = cls.check_params(buckets, **params)
         n = p["n"]
     extra = {key: v for key, v in p.items() if key != "n"}
-    amp = Amplifier(family, n, extra, length, vocab)
-    amp.atoms(np.array([SIMILARITIES[cls.similarity][1]]))  # the law answers for these params
+    top = np.array([SIMILARITIES[cls.similarity][1]])  # the law answers for these params:
+    cls.amplification_law(n or 2, top, length=length, vocab=vocab, **extra)  # else one line
     if cls.has_law("hash_cost"):
-        cost = cls.hash_cost(n, dim, **extra)
-        amp = Amplifier(family, n, extra, length, vocab, float(cost), "inner products")
+        cost = (float(cls.hash_cost(n, dim, **extra)), "inner products")
+    else:
+        cost = (1.0, "functions")
+    amp = Amplifier(family, n, extra, length, vocab, *cost)
     if not math.isfinite(amp.cost) or amp.cost <= 0:
         raise ValueError(f"family '{family}' reports a hash cost of {amp.cost}")
     return amp

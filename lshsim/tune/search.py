@@ -274,29 +274,9 @@ def tune_sensitivity(
         raise ValueError(_infeasible(candidates, inputs))
     key = (lambda s: (s.cost, s.k)) if minimise == "cost" else (lambda s: (s.L, s.cost, s.k))
     best = min(feasible, key=key)
-    arrays = {
-        name: np.array([getattr(c, attr) for c in candidates])
-        for name, attr in (
-            ("k", "k"),
-            ("L", "L"),
-            ("recall", "recall"),
-            ("false_positive", "false_positive"),
-            ("false_negative", "false_negative"),
-            ("candidates", "candidates"),
-        )
-    }
-    return Tuning(
-        amp.family,
-        amp.n,
-        amp.params,
-        "sensitivity",
-        amp.similarity,
-        best,
-        inputs,
-        amp.cost_unit,
-        arrays,
-        amp.cost,
-    )
+    names = ("k", "L", "recall", "false_positive", "false_negative", "candidates")
+    arrays = {name: np.array([getattr(c, name) for c in candidates]) for name in names}
+    return _tuning(amp, "sensitivity", best, inputs, arrays)
 
 
 def _infeasible(candidates: list[Scheme], inputs: dict) -> str:
@@ -366,11 +346,16 @@ def tune_threshold(
         "false_negative": fn,
         "candidates": np.zeros(ks.shape),
     }
+    return _tuning(amp, "threshold", best, inputs, arrays)
+
+
+def _tuning(amp: Amplifier, form: str, best: Scheme, inputs: dict, arrays: dict) -> Tuning:
+    """The :class:`Tuning` of one form for the family ``amp``."""
     return Tuning(
         amp.family,
         amp.n,
         amp.params,
-        "threshold",
+        form,
         amp.similarity,
         best,
         inputs,
