@@ -51,3 +51,39 @@ class LazyModule:
         if attr.startswith("_") and self._name not in sys.modules:
             raise AttributeError(attr)  # pytest's collection probes names like __test__
         return getattr(importlib.import_module(self._name), attr)
+
+
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, key: str, compute):
+    """``compute()`` once per test run, shared by every pytest-xdist worker of the run.
+
+    A module-scoped fixture runs once per worker that runs one of the module's tests, and
+    work stealing spreads a module's tests over the workers: the claim registry's mutation
+    run, Theorem 2's smoke sweeps and the plan's subprocess each ran twice per run (about
+    20 s each). The first worker to ask computes under a file lock and pickles the value
+    into the run's temporary folder (the workers' shared parent); the others wait on the
+    lock and read it. Without xdist it simply computes. An error is not stored: the next
+    worker computes again and fails the same way.
+
+    Args:
+        tmp_path_factory: pytest's fixture (its base folder locates the run's folder).
+        key: the value's name, unique in the suite (a file name).
+        compute: a function of no arguments returning a picklable value.
+
+    Returns:
+        What ``compute()`` returned (a copy read back, in every worker but the first).
+    """
+    import pickle
+
+    from filelock import FileLock
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return compute()
+    path = tmp_path_factory.getbasetemp().parent / f"once-{key}.pickle"
+    with FileLock(f"{path}.lock"):
+        if path.is_file():
+            return pickle.loads(path.read_bytes())
+        value = compute()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(value))
+        tmp.replace(path)
+        return value

@@ -11,13 +11,17 @@ pytest.importorskip("jax")
 from lshsim.cli.main import main
 from lshsim.t5.configs import get_config
 from lshsim.t5.cost import comparison_configs, flops_per_token, widened_transformer
+from tests import once_per_run
 
 
 @pytest.fixture(scope="module")
-def tiny_flops():
+def tiny_flops(tmp_path_factory):
+    """FLOPs per token of five tiny configs (once per run: :func:`tests.once_per_run`)."""
     names = ["baseline", "altup K=2", "altup K=2 (collapsed)", "sum K=2", "plain width 2d"]
     configs = comparison_configs("tiny")
-    return {n: flops_per_token(configs[n]) for n in names}
+    return once_per_run(
+        tmp_path_factory, "tiny-flops", lambda: {n: flops_per_token(configs[n]) for n in names}
+    )
 
 
 def test_baseline_flops_are_twice_the_matmul_macs_plus_attention(tiny_flops):

@@ -20,6 +20,7 @@ pytest.importorskip("jax")
 from lshsim.cli.main import main
 from lshsim.cli.plan import parse_mesh
 from lshsim.t5.plan import candidate_meshes, host_device_flags
+from tests import once_per_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,8 +46,13 @@ _SCRIPT = textwrap.dedent(
 
 
 @pytest.fixture(scope="module")
-def plans():
-    """The subprocess's plans: model = 1, 2; data = 2; a search on a toy device."""
+def plans(tmp_path_factory):
+    """The subprocess's plans: model = 1, 2; data = 2; a search on a toy device (once per
+    run: :func:`tests.once_per_run`)."""
+    return once_per_run(tmp_path_factory, "plan-subprocess", _plans)
+
+
+def _plans():
     env = dict(os.environ, **host_device_flags(4), PYTHONPATH=str(ROOT))
     proc = subprocess.run(
         [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, env=env, timeout=600

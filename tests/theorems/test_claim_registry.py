@@ -27,6 +27,7 @@ from lshsim.cli.main import main
 from lshsim.theorems import claims
 from lshsim.theorems.claim_types import Mutation
 from lshsim.theorems.theorem1 import mutations
+from tests import once_per_run
 from tests.theorems import test_claims
 
 #: Theorem 1's claim ids, in order
@@ -44,9 +45,13 @@ CHECK_MODULES = ("routing", "rates", "ordering", "sentence")
 
 
 @pytest.fixture(scope="module")
-def quick_verdicts():
-    """Every claim, quick, with its mutation: the slowest test input here (~10 s)."""
-    return {v.id: v for v in claims.check(quick=True, mutate=True)}
+def quick_verdicts(tmp_path_factory):
+    """Every claim, quick, with its mutation: the slowest test input here (~20 s), computed
+    once per run (:func:`tests.once_per_run`)."""
+    verdicts = once_per_run(
+        tmp_path_factory, "claims-quick-mutate", lambda: claims.check(quick=True, mutate=True)
+    )
+    return {v.id: v for v in verdicts}
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lshsim.theorems import theorem2 as t2
+from tests import once_per_run
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "experiments" / "theorem2_width.py"
@@ -261,9 +262,13 @@ def test_median_width():
 
 
 @pytest.fixture(scope="module")
-def smoke_runs():
-    """The library's smoke sweeps for seeds 0 and 1."""
-    return t2.run_sweep(t2.SMOKE, 0), t2.run_sweep(t2.SMOKE, 1)
+def smoke_runs(tmp_path_factory):
+    """The library's smoke sweeps for seeds 0 and 1 (once per run: :func:`tests.once_per_run`)."""
+    return once_per_run(
+        tmp_path_factory,
+        "theorem2-smoke",
+        lambda: (t2.run_sweep(t2.SMOKE, 0), t2.run_sweep(t2.SMOKE, 1)),
+    )
 
 
 @pytest.mark.slow
