@@ -8,12 +8,17 @@ import sys
 
 import pytest
 
-#: The XLA flags tests/conftest.py adds for the whole session (fast compiles, slower code).
-FAST_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+#: The XLA flags tests/conftest.py adds for the whole session that change the machine code
+#: (fast compiles, slower code); :func:`lshsim_optimised` leaves them out.
+SLOW_CODE_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+#: Every XLA flag tests/conftest.py adds for the whole session: those, and code generation in
+#: one thread (a compile's threads only compete with the other pytest-xdist worker).
+FAST_XLA_FLAGS = (*SLOW_CODE_XLA_FLAGS, "--xla_cpu_parallel_codegen_split_count=1")
 
 
 def lshsim_optimised(*argv: str) -> tuple[int, str, str]:
-    """``lshsim ARGV`` in a subprocess with XLA's default CPU compiler (no ``FAST_XLA_FLAGS``).
+    """``lshsim ARGV`` in a subprocess with XLA's optimising CPU compiler (no
+    :data:`SLOW_CODE_XLA_FLAGS`; code generation stays in one thread).
 
     tests/conftest.py sets :data:`FAST_XLA_FLAGS` for the session, since compiling dominates
     the short tests; a long run (many training steps) is dominated by executing them instead
@@ -22,7 +27,7 @@ def lshsim_optimised(*argv: str) -> tuple[int, str, str]:
     Returns:
         The exit status, stdout and stderr.
     """
-    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if f not in FAST_XLA_FLAGS]
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if f not in SLOW_CODE_XLA_FLAGS]
     env = dict(os.environ, XLA_FLAGS=" ".join(flags), JAX_PLATFORMS="cpu")
     res = subprocess.run(
         [sys.executable, "-m", "lshsim.cli", *argv], capture_output=True, text=True, env=env

@@ -57,9 +57,12 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(TEST_CACHE / "numba"))
 # XLA's CPU backend tuned to compile fast (``FAST_XLA_FLAGS``, tests/__init__.py): the tests
 # run small programs a few times each, so compiling is most of their cost. LLVM's optimisation
 # passes off (tests/t5/test_memory_train.py: 186 -> 124 s of CPU), and the legacy fusion
-# emitters instead of the MLIR ones (its 18 one-batch runs: 65 -> 39 s of CPU). The HLO passes
-# (fusion, sharding, buffer assignment) are unchanged; the machine code may round differently,
-# and every test compares programs compiled alike. A flag the caller set is left as set.
+# emitters instead of the MLIR ones (its 18 one-batch runs: 65 -> 39 s of CPU), and the
+# machine code generated as one LLVM module instead of split into parts for parallel codegen,
+# whose threads only compete with the other worker on 2 cores (those 18 runs and two more:
+# 127-128 -> 101-106 s of CPU, 66-70 -> 53-60 s of wall time). The HLO passes (fusion,
+# sharding, buffer assignment) are unchanged; the machine code may round differently, and
+# every test compares programs compiled alike. A flag the caller set is left as set.
 _flags = os.environ.get("XLA_FLAGS", "").split()
 for _flag in FAST_XLA_FLAGS:
     if not any(f.split("=")[0] == _flag.split("=")[0] for f in _flags):
