@@ -15,7 +15,7 @@ import numpy as np
 from lshsim.cli.simulate import add_family_option, add_family_param_args, family_params
 from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.hashing import FAMILIES, SIMILARITIES, get_family
-from lshsim.tune import datasketch_line, make_amplifier, tune
+from lshsim.tune import FORM_OPTIONS, datasketch_line, foreign_options, make_amplifier, tune
 
 #: Front rows the text prints (``--json`` has them all).
 FRONT_ROWS = 10
@@ -209,19 +209,11 @@ def run_tune(args: argparse.Namespace) -> int:
         "buckets": args.buckets,
         "dim": args.dim,
     }
-    foreign = (
-        {"--weights": args.weights, "--similarities": args.similarities}
-        if args.threshold is None
-        else {"--points": args.points, "--minimise": args.minimise}
-    )
-    for flag, value in foreign.items():
-        if value is not None:
-            form = (
-                "the sensitivity form (--near/--far)"
-                if args.threshold is None
-                else ("the threshold form (--threshold)")
-            )
-            raise ValueError(f"{flag} is not an option of {form}")
+    given = {name: getattr(args, name) for names in FORM_OPTIONS.values() for name in names}
+    form, foreign = foreign_options(args.threshold, **given)
+    if foreign:  # the library's check, in the command's option names
+        flags = "--near/--far" if form == "sensitivity" else "--threshold"
+        raise ValueError(f"--{foreign[0]} is not an option of the {form} form ({flags})")
     options.update(points=args.points, minimise=args.minimise)
     result = tune(
         args.family,

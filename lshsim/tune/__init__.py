@@ -27,17 +27,38 @@ from lshsim.tune.search import (
 )
 
 __all__ = [
+    "FORM_OPTIONS",
     "Amplifier",
     "Prior",
     "Scheme",
     "Tuning",
     "amplified_law",
     "datasketch_line",
+    "foreign_options",
     "make_amplifier",
     "pareto_front",
     "threshold_prior",
     "tune",
 ]
+
+#: The options only one form takes (the other refuses them).
+FORM_OPTIONS = {"sensitivity": ("points", "minimise"), "threshold": ("weights", "similarities")}
+
+
+def foreign_options(threshold: float | None, **values) -> tuple[str, list[str]]:
+    """The form ``threshold`` selects, and the options of ``values`` given to the other one.
+
+    Args:
+        threshold: the threshold form's ``t``, or None (the sensitivity form).
+        **values: options of :data:`FORM_OPTIONS` by name (None: not given).
+
+    Returns:
+        ``(form, names)``: ``"sensitivity"`` or ``"threshold"``, and the names (in
+        :data:`FORM_OPTIONS` order) that are given but belong to the other form.
+    """
+    form = "sensitivity" if threshold is None else "threshold"
+    other = "threshold" if threshold is None else "sensitivity"
+    return form, [name for name in FORM_OPTIONS[other] if values.get(name) is not None]
 
 
 def threshold_prior(amp: Amplifier, threshold: float, similarities=None) -> Prior:
@@ -134,16 +155,9 @@ def tune(
     given = [k for k, v in sensitivity.items() if v is not None]
     if given and threshold is not None:
         raise ValueError(f"threshold cannot be combined with {', '.join(given)} (two forms)")
-    other = {
-        "threshold": {"weights": weights, "similarities": similarities},
-        "sensitivity": {"points": points, "minimise": minimise},
-    }
-    form = "sensitivity" if threshold is None else "threshold"
-    foreign = [
-        k
-        for k, v in other["threshold" if threshold is None else "sensitivity"].items()
-        if v is not None
-    ]
+    form, foreign = foreign_options(
+        threshold, weights=weights, similarities=similarities, points=points, minimise=minimise
+    )
     if foreign:
         raise ValueError(f"{', '.join(foreign)}: not an option of the {form} form")
     amp = make_amplifier(family, buckets=buckets, length=length, vocab=vocab, dim=dim, **params)

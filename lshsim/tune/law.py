@@ -17,7 +17,7 @@ References:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -196,13 +196,11 @@ def make_amplifier(
         p = cls.check_params(buckets, **params)
         n = p["n"]
     extra = {key: v for key, v in p.items() if key != "n"}
-    top = np.array([SIMILARITIES[cls.similarity][1]])  # the law answers for these params:
-    cls.amplification_law(n or 2, top, length=length, vocab=vocab, **extra)  # else one line
+    amp = Amplifier(family, n, extra, length, vocab)
+    amp.atoms(SIMILARITIES[cls.similarity][1])  # the law answers for these params, else one line
     if cls.has_law("hash_cost"):
-        cost = (float(cls.hash_cost(n, dim, **extra)), "inner products")
-    else:
-        cost = (1.0, "functions")
-    amp = Amplifier(family, n, extra, length, vocab, *cost)
+        cost = float(cls.hash_cost(n, dim, **extra))
+        amp = replace(amp, cost=cost, cost_unit="inner products")
     if not math.isfinite(amp.cost) or amp.cost <= 0:
         raise ValueError(f"family '{family}' reports a hash cost of {amp.cost}")
     return amp
