@@ -66,8 +66,9 @@ def once_per_run(tmp_path_factory: pytest.TempPathFactory, key: str, compute):
     run, Theorem 2's smoke sweeps and the plan's subprocess each ran twice per run (about
     20 s each). The first worker to ask computes under a file lock and pickles the value
     into the run's temporary folder (the workers' shared parent); the others wait on the
-    lock and read it. Without xdist it simply computes. An error is not stored: the next
-    worker computes again and fails the same way.
+    lock and read it (``fcntl.flock``, released when the file closes, even by a killed
+    worker). Without xdist, or without ``fcntl`` (Windows), it simply computes. An error is
+    not stored: the next worker computes again and fails the same way.
 
     Args:
         tmp_path_factory: pytest's fixture (its base folder locates the run's folder).
@@ -79,12 +80,15 @@ def once_per_run(tmp_path_factory: pytest.TempPathFactory, key: str, compute):
     """
     import pickle
 
-    from filelock import FileLock
-
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        fcntl = None
+    if not os.environ.get("PYTEST_XDIST_WORKER") or fcntl is None:
         return compute()
     path = tmp_path_factory.getbasetemp().parent / f"once-{key}.pickle"
-    with FileLock(f"{path}.lock"):
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file():
             return pickle.loads(path.read_bytes())
         value = compute()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from tests import once_per_run
@@ -48,3 +51,26 @@ def test_an_error_is_not_stored_and_no_xdist_computes_each_time(tmp_path, monkey
     for _ in range(2):
         once_per_run(_Factory(tmp_path, "main"), "k", lambda: calls.append(1))
     assert len(calls) == 2
+
+
+def test_a_second_caller_waits_for_the_first_and_reads(tmp_path, monkeypatch):
+    """While the first caller computes, the second blocks on the lock, then reads its value
+    (without the lock it would find no file and compute again)."""
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    started, calls, out = threading.Event(), [], {}
+
+    def slow():
+        calls.append(1)
+        started.set()
+        time.sleep(0.2)
+        return "v"
+
+    def first():
+        out["first"] = once_per_run(_Factory(tmp_path, "gw0"), "k", slow)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert started.wait(10)
+    out["second"] = once_per_run(_Factory(tmp_path, "gw1"), "k", slow)
+    thread.join()
+    assert out == {"first": "v", "second": "v"} and len(calls) == 1
