@@ -182,6 +182,7 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
 
     from lshsim.bench.t5_step import make_batch
     from lshsim.t5.plan import analyse
+    from lshsim.t5.scan import whole_cost
     from lshsim.t5.steps import abstract_state, init_state, make_optimizer, make_train_step
 
     phase("build")
@@ -192,12 +193,13 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
     step = jax.jit(make_train_step(cfg, optimizer, job["seed"]), donate_argnums=0)
     t0 = time.perf_counter()
     phase("lower")
-    lowered = step.lower(abstract_state(cfg, optimizer), batch)
+    traced = step.trace(abstract_state(cfg, optimizer), batch)
+    lowered = traced.lower()
     phase("compile")
     compiled = lowered.compile()
     out: dict[str, Any] = {"compile_s": time.perf_counter() - t0}
-    try:
-        analysis = analyse(compiled)
+    try:  # a scanned stack's loop body counted once per layer (lshsim.t5.scan.whole_cost)
+        analysis = analyse(compiled, whole_cost(traced, lowered)[1])
     except Exception as exc:  # a JAX whose analyses differ: the step is timed all the same
         analysis = {}
         out["analysis_error"] = f"{type(exc).__name__}: {exc}"[:300]

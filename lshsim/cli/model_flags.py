@@ -199,13 +199,20 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--scan-layers",
-        action="store_const",
-        const=True,
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="run each stack's layers as one scan over stacked parameters (MaxText's "
-        "scan_layers): compiles in seconds at any depth, the same function and updates; not "
-        "with --memory sameup|altup|gemma3n or --lookup lsh|ngram|engram (their layers differ)",
+        "scan_layers; the default): compiles in seconds at any depth, the same initial "
+        "parameters, function and updates as --no-scan-layers (unrolled layers_{i}); "
+        f"unrolled always for --lookup {' or '.join(_unscannable())} (tables of another size "
+        "per layer)",
     )
     install_aliases(p, "memory")
+
+
+def _unscannable() -> list[str]:
+    """The lookups whose layers cannot be stacked (:attr:`~lshsim.t5.lookups.Lookup.scannable`)."""
+    return [name for name, lookup in LOOKUP_REGISTRY.items() if not lookup.scannable]
 
 
 def config_from_args(args: argparse.Namespace) -> T5Config:
@@ -234,7 +241,13 @@ def config_from_args(args: argparse.Namespace) -> T5Config:
     }
     if getattr(args, "dtype", None):
         changes["dtype"] = args.dtype
-    return cfg.replace(**changes) if changes else cfg
+    cfg = cfg.replace(**changes) if changes else cfg
+    if getattr(args, "scan_layers", None) and not cfg.scanned:
+        raise ValueError(
+            f"--scan-layers: lookup {cfg.lookup} has tables of another size in each layer, so "
+            "its layers always run unrolled; leave the flag out"
+        )
+    return cfg
 
 
 def add_mesh_flag(p: argparse.ArgumentParser) -> None:

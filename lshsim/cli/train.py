@@ -192,17 +192,17 @@ def run_train(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     _check_mesh(args, config)
     primary = start_processes(args)  # before anything touches JAX's backend
+    from lshsim.t5.checkpoint import RUN_FILE, read_run
+
+    run_file = Path(args.out) / RUN_FILE
+    saved = read_run(Path(args.out))[0] if args.resume and run_file.is_file() else None
     if args.dtype is None:  # by backend (float32 on CPU, else bfloat16); a resumed run's own
         import jax
 
-        from lshsim.t5.checkpoint import RUN_FILE, read_run
-
-        run_file = Path(args.out) / RUN_FILE
-        if args.resume and run_file.is_file():
-            dtype = read_run(Path(args.out))[0].dtype
-        else:
-            dtype = default_dtype(jax.default_backend())
+        dtype = saved.dtype if saved else default_dtype(jax.default_backend())
         config = config.replace(dtype=dtype)
+    if args.scan_layers is None and saved:  # a resumed run keeps its layout (an old one: unrolled)
+        config = config.replace(scan_layers=saved.scan_layers)
 
     from lshsim.t5.loop import train
 

@@ -270,6 +270,7 @@ TERMS: tuple[Term, ...] = (
         "choice",
     ),
     _t("--scan-layers", "each stack's layers as one scan over stacked parameters", "flag"),
+    _t("--no-scan-layers", "each stack's layers unrolled (layers_{i})", "flag"),
     _t(
         "--engram-tokenizer",
         "engram lookup: the SentencePiece model of its compressing map",

@@ -94,12 +94,15 @@ class T5Config:
             compressing map (``engram`` lookup); ``""``: the ids are hashed uncompressed.
         scan_layers: run each stack's layers as one ``jax.lax.scan`` over stacked parameters
             (``encoder/layers/...`` with a leading ``layers`` axis, as MaxText's and T5X's
-            ``scan_layers``) instead of ``layers_{i}`` unrolled: tracing and compiling do not
-            grow with depth (``lshsim plan`` of ``base`` in seconds). The same function as the
-            unrolled model (:mod:`lshsim.t5.scan` converts parameters both ways; the optimiser
-            runs per layer); initial parameters and dropout draws differ for the same seed.
-            Not for widened models (a layer's computed block is its index mod K) nor lookups
-            drawn per layer (``Lookup.per_layer``).
+            ``scan_layers``; the default) instead of ``layers_{i}`` unrolled: tracing and
+            compiling do not grow with depth. The same function, initial parameters and
+            updates as the unrolled model (:mod:`lshsim.t5.scan` converts parameters both
+            ways; the optimiser runs per layer): what differs between layers (a widened
+            stack's computed block, a lookup's per-layer hash draw) is scanned data. Dropout
+            draws differ between the layouts. A lookup whose layers have tables of
+            different sizes (``engram``: primes found per layer) has no two layers alike to
+            stack, so its model runs unrolled whatever this says (:attr:`scanned`). A record
+            without the field (written before it existed) is unrolled (:meth:`from_dict`).
 
     See :mod:`lshsim.t5.lookups` for the ``productkey``, ``ngram`` and ``engram`` lookups.
     """
@@ -140,7 +143,7 @@ class T5Config:
     lookup_heads: int = 1
     ngram: int = 2
     engram_tokenizer: str = ""
-    scan_layers: bool = False
+    scan_layers: bool = True
 
     def __post_init__(self):
         """Validate the memory and lookup fields (one-line errors naming the parameter)."""
@@ -151,6 +154,16 @@ class T5Config:
         """Whether the token representation is K blocks wide (sameup / altup)."""
         method = METHODS.get(self.memory)
         return method is not None and method.widened
+
+    @property
+    def scanned(self) -> bool:
+        """Whether the stacks run scanned: ``scan_layers``, unless the lookup's layers differ.
+
+        Layers differ when their tables have different shapes
+        (:attr:`lshsim.t5.lookups.Lookup.scannable`; ``engram``).
+        """
+        lookup = lookup_of(self)
+        return self.scan_layers and (lookup is None or lookup.scannable)
 
     @property
     def embed_width(self) -> int:
@@ -183,12 +196,16 @@ class T5Config:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> T5Config:
-        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
+        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``.
+
+        A dict without ``scan_layers`` was written before scanning was the default, by an
+        unrolled run: it reads as unrolled, so its checkpoints load as they were saved.
+        """
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - fields)
         if unknown:
             raise ValueError(f"config: unknown field(s) {', '.join(unknown)}")
-        return cls(**d)
+        return cls(**{"scan_layers": False, **d})
 
 
 #: Choices of the memory and lookup fields (the CLI and the studies enumerate these): "none"
@@ -246,24 +263,6 @@ def _validate_memory(cfg: T5Config) -> None:
     check_int("ngram", cfg.ngram, 1, 64)
     # the lookup's own rules (table size, top-k); without one, the base rule (k = 1)
     (lookup_of(cfg) or Lookup()).validate(cfg, n)
-    _validate_scan(cfg)
-
-
-def _validate_scan(cfg: T5Config) -> None:
-    """``scan_layers`` needs every layer of a stack to be the same function of its parameters."""
-    if not cfg.scan_layers:
-        return
-    if cfg.widened:
-        raise ValueError(
-            f"scan_layers: memory {cfg.memory!r} computes block (layer mod K) in each layer, "
-            "so its layers differ; run it unrolled"
-        )
-    lookup = lookup_of(cfg)
-    if lookup is not None and lookup.per_layer:
-        raise ValueError(
-            f"scan_layers: lookup {cfg.lookup!r} draws its hash per layer, so its layers differ; "
-            "run it unrolled"
-        )
 
 
 def padded_vocab(num_pieces: int) -> int:

@@ -261,7 +261,7 @@ def params_from_hf(state_dict: Mapping[str, Any], cfg: T5Config) -> dict:
         ValueError: for a missing or unexpected key, a wrong shape, or an
             ``*.embed_tokens.weight`` that differs from ``shared.weight``.
     """
-    if cfg.scan_layers:  # HF's blocks are the unrolled layers: stacked after
+    if cfg.scanned:  # HF's blocks are the unrolled layers: stacked after
         return scan.stack_layers(params_from_hf(state_dict, cfg.replace(scan_layers=False)))
     shapes = _expected_shapes(cfg)
     key_map = list(_key_map(cfg))
@@ -312,7 +312,7 @@ def params_to_hf(params: Mapping[str, Any], cfg: T5Config) -> dict[str, np.ndarr
     """
     if set(params) == {"params"}:
         params = params["params"]
-    if cfg.scan_layers:
+    if cfg.scanned:
         params, cfg = scan.unstack_layers(params), cfg.replace(scan_layers=False)
     shapes = _expected_shapes(cfg)
     flat = _flatten(params)

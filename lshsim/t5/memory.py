@@ -57,7 +57,7 @@ References:
 
 from __future__ import annotations
 
-import functools
+from typing import Any
 
 import flax.linen as nn
 import jax
@@ -86,11 +86,14 @@ class PartialExpert(nn.Module):
         config: the model config (``lookup``, ``expert_rank``, ``buckets``, ...).
         stack: 0 (encoder) or 1 (decoder); with ``layer``, seeds the LSH projection.
         layer: the layer's index within its stack.
+        constants: the layer's :meth:`~lshsim.t5.lookups.Lookup.layer_constants` as a
+            scanned stack slices them (``None``: drawn from ``stack`` and ``layer``).
     """
 
     config: T5Config
     stack: int
     layer: int
+    constants: Any = None
 
     @nn.compact
     def __call__(self, x, token_ids, deterministic: bool = True):
@@ -111,7 +114,7 @@ class AltUpCoefficients(nn.Module):
         return p, g
 
 
-def predict_compute_correct(x, layer_fn, p, g, block: int):
+def predict_compute_correct(x, layer_fn, p, g, block):
     """Algorithm 2 on the ``K`` blocks ``x [K, ..., d]`` (stacked; a sequence is stacked).
 
     Args:
@@ -119,7 +122,8 @@ def predict_compute_correct(x, layer_fn, p, g, block: int):
         layer_fn: the layer ``L``, ``[..., d] -> [..., d]``.
         p: the predictor ``[K, K]``.
         g: the corrector ``[K]``.
-        block: the computed block ``j*``.
+        block: the computed block ``j*``: an int, or an int32 scalar traced in a scanned stack
+            (:func:`compute_block` of the scan's layer index).
 
     Returns:
         ``[K, ..., d]``: ``x_hat^i + g_i (L(x^{block}) - x_hat^{block})`` with
@@ -136,6 +140,7 @@ def predict_compute_correct(x, layer_fn, p, g, block: int):
     x = jnp.asarray(x) if not isinstance(x, (list, tuple)) else jnp.stack(x)
     p = jnp.asarray(p).astype(x.dtype)
     g = jnp.asarray(g).astype(x.dtype)
+    block = jnp.asarray(block, jnp.int32)
     y = layer_fn(x[block])
     dtype = jnp.result_type(x, y)
     return _predict_correct(
@@ -143,8 +148,8 @@ def predict_compute_correct(x, layer_fn, p, g, block: int):
     )
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(4,))
-def _predict_correct(x, y, p, g, block: int):
+@jax.custom_vjp
+def _predict_correct(x, y, p, g, block):
     """Predict and correct around a computed layer output: Algorithm 2 less the layer.
 
     Args:
@@ -152,7 +157,7 @@ def _predict_correct(x, y, p, g, block: int):
         y: the layer's output on block ``block``, ``[..., d]``.
         p: the predictor ``[K, K]``.
         g: the corrector ``[K]``.
-        block: the computed block ``j*``.
+        block: the computed block ``j*``, an int32 scalar (no cotangent).
 
     Returns:
         ``[K, ..., d]``: ``x_hat + g (y - x_hat^{block})`` with ``x_hat = p x``.
@@ -160,7 +165,7 @@ def _predict_correct(x, y, p, g, block: int):
     return _predict_correct_fwd(x, y, p, g, block)[0]
 
 
-def _predict_correct_fwd(x, y, p, g, block: int):
+def _predict_correct_fwd(x, y, p, g, block):
     """The forward pass of :func:`_predict_correct` (the same arguments).
 
     Returns:
@@ -171,10 +176,10 @@ def _predict_correct_fwd(x, y, p, g, block: int):
     x_hat = jnp.dot(p, x.reshape(k, -1)).reshape(x.shape)
     delta = y - x_hat[block]
     out = x_hat + g.reshape((-1,) + (1,) * (x.ndim - 1)) * delta[None]
-    return out, (x, p, g, delta)
+    return out, (x, p, g, delta, block)
 
 
-def _predict_correct_bwd(block: int, residuals, d_out):
+def _predict_correct_bwd(residuals, d_out):
     """The backward pass of :func:`_predict_correct`, as matrix products over ``[K, N]``.
 
     Autodiff of the einsum and the broadcast wrote the cotangents as reductions over the
@@ -185,14 +190,13 @@ def _predict_correct_bwd(block: int, residuals, d_out):
     runs each on 2 shared cores, load 1.8-5.4).
 
     Args:
-        block: the computed block ``j*``.
-        residuals: ``(x, p, g, delta)`` of the forward pass.
+        residuals: ``(x, p, g, delta, block)`` of the forward pass.
         d_out: the output's cotangent, ``[K, ..., d]``.
 
     Returns:
-        The cotangents of ``(x, y, p, g)``.
+        The cotangents of ``(x, y, p, g)`` and ``None`` for the integer ``block``.
     """
-    x, p, g, delta = residuals
+    x, p, g, delta, block = residuals
     k = x.shape[0]
     flat = x.reshape(k, -1)
     d_out = d_out.reshape(k, -1)
@@ -203,7 +207,7 @@ def _predict_correct_bwd(block: int, residuals, d_out):
     d_x = jnp.dot(p.T, d_out) - p[block][:, None] * d_delta[None]
     d_p = lax.dot_general(d_out, flat, (((1,), (1,)), ((), ())))
     d_p = d_p - onehot[:, None] * jnp.dot(flat, d_delta)[None]
-    return d_x.reshape(x.shape), d_delta.reshape(delta.shape), d_p, d_g
+    return d_x.reshape(x.shape), d_delta.reshape(delta.shape), d_p, d_g, None
 
 
 _predict_correct.defvjp(_predict_correct_fwd, _predict_correct_bwd)

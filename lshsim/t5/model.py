@@ -34,9 +34,10 @@ With external memory (:mod:`lshsim.t5.memory`; ``n`` buckets, rank ``r``, ``K`` 
     {encoder,decoder}/layers_{i}/expert/{wi [n, d, r], wo [n, r, d]}  (rank r)
     decoder/logits_dense/kernel                       [K d, vocab]    (memory_output wide)
 
-With ``scan_layers`` each stack's ``layers_{i}`` are one subtree ``{encoder,decoder}/layers``
-whose leaves gain a leading axis of the stack's depth (logical axis ``layers``); see
-:mod:`lshsim.t5.scan`.
+Scanned (``scan_layers``, the default) each stack's ``layers_{i}`` are one subtree
+``{encoder,decoder}/layers`` whose leaves gain a leading axis of the stack's depth (logical
+axis ``layers``), a widened stack's ``altup_{i}`` going with its layer as ``layers/altup``;
+see :mod:`lshsim.t5.scan`.
 
 References:
     Raffel et al. 2020 (T5); Shazeer 2020, "GLU Variants Improve Transformer" (gated GELU);
@@ -52,8 +53,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lshsim.t5 import altup_gemma3n, memory
+from lshsim.t5 import altup_gemma3n, memory, scan
 from lshsim.t5.configs import T5Config
+from lshsim.t5.lookups import lookup_of
 from lshsim.t5.memory_methods import get_method
 
 #: Additive attention bias for masked positions (as T5X).
@@ -240,13 +242,53 @@ class MLP(nn.Module):
         return dense(cfg.d_model, kernel_init=wo, name="wo")(h).reshape(shape)
 
 
-def _with_expert(module: nn.Module, x_in, out, tokens, deterministic):
-    """``out + w(x_in) f_i(x_in)`` when the config has a lookup (Algorithm 1), else ``out``."""
+def _expert(module: nn.Module, data):
+    """The layer's partial expert (Algorithm 1's ``w(x) f_i(x)``), or ``None`` without a lookup.
+
+    ``data``: the scanned layer's slice of :func:`layer_data` (``None`` unrolled: the lookup
+    draws its layer's constants from ``module.index``).
+    """
     cfg = module.config
     if cfg.lookup == "none":
-        return out
-    expert = memory.PartialExpert(cfg, module.stack, module.index, name="expert")
-    return out + expert(x_in, tokens, deterministic)
+        return None
+    constants = None if data is None else data["constants"]
+    return memory.PartialExpert(cfg, module.stack, module.index, constants, name="expert")
+
+
+def memory_step(config: T5Config, x, layer_fn, index, name: str):
+    """One layer of a widened stack: Algorithm 2 (or Gemma 3n's AltUp) around ``layer_fn``.
+
+    The layer's coefficients are a module called ``name`` in the caller's scope
+    (``altup_{i}`` in an unrolled stack, ``altup`` inside the scanned layer).
+
+    Args:
+        config: a widened model's config.
+        x: the ``K`` stacked blocks ``[K, B, L, d]``.
+        layer_fn: the layer, ``[B, L, d] -> [B, L, d]``.
+        index: the layer's index in its stack (an int, or traced in a scanned stack).
+        name: the coefficient module's name.
+
+    Returns:
+        The blocks after the layer, ``[K, B, L, d]``.
+    """
+    block = memory.compute_block(config, index)
+    if not get_method(config.memory).wide_embedding:
+        k, d, eps = config.memory_k, config.d_model, config.layer_norm_eps
+        return altup_gemma3n.Gemma3nAltUp(k, d, eps, name=name)(x, layer_fn, block)
+    p, g = memory.AltUpCoefficients(config.memory_k, name=name)()
+    return memory.predict_compute_correct(x, layer_fn, p, g, block)
+
+
+def _layer_step(module: nn.Module, x, layer_fn, data):
+    """A layer module's output: ``layer_fn(x)`` unrolled, ``(x', None)`` scanned.
+
+    A scanned widened layer runs its stack's step (:func:`memory_step`) inside itself.
+    """
+    if not module.scan:
+        return layer_fn(x)
+    if module.config.widened:
+        return memory_step(module.config, x, layer_fn, data["index"], "altup"), None
+    return layer_fn(x), None
 
 
 class EncoderLayer(nn.Module):
@@ -261,18 +303,27 @@ class EncoderLayer(nn.Module):
     scan: bool = False  # a body of nn.scan: returns (x, None)
 
     @nn.compact
-    def __call__(self, x, bias, tokens=None, deterministic: bool = True):
-        """One encoder layer on ``x [B, L, d]``; ``bias`` is position bias plus mask."""
+    def __call__(self, x, bias, tokens=None, deterministic: bool = True, data=None):
+        """One encoder layer on ``x [B, L, d]``; ``bias`` is position bias plus mask.
+
+        ``data``: the scanned layer's slice of :func:`layer_data` (unrolled: ``None``).
+        """
         cfg = self.config
         norm = functools.partial(RMSNorm, cfg.layer_norm_eps, jnp.dtype(cfg.dtype))
         drop = nn.Dropout(cfg.dropout_rate)
-        x_in = x
-        h = norm(name="pre_attention_layer_norm")(x)
-        x = x + drop(Attention(cfg, name="attention")(h, h, bias, deterministic), deterministic)
-        h = norm(name="pre_mlp_layer_norm")(x)
-        x = x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
-        x = _with_expert(self, x_in, x, tokens, deterministic)
-        return (x, None) if self.scan else x
+        # built here, called in ``layer`` (which a widened step may call from its own module)
+        norm_a, attention = norm(name="pre_attention_layer_norm"), Attention(cfg, name="attention")
+        norm_m, mlp = norm(name="pre_mlp_layer_norm"), MLP(cfg, name="mlp")
+        expert = _expert(self, data)
+
+        def layer(x):
+            x_in = x
+            h = norm_a(x)
+            x = x + drop(attention(h, h, bias, deterministic), deterministic)
+            x = x + drop(mlp(norm_m(x), deterministic), deterministic)
+            return x if expert is None else x + expert(x_in, tokens, deterministic)
+
+        return _layer_step(self, x, layer, data)
 
 
 class DecoderLayer(nn.Module):
@@ -284,22 +335,35 @@ class DecoderLayer(nn.Module):
     scan: bool = False  # a body of nn.scan: returns (x, None)
 
     @nn.compact
-    def __call__(self, x, encoded, self_bias, cross_bias, tokens=None, deterministic: bool = True):
+    def __call__(
+        self, x, encoded, self_bias, cross_bias, tokens=None, deterministic: bool = True, data=None
+    ):
         """One decoder layer on ``x [B, T, d]`` attending to ``encoded [B, L, d or K d]``."""
         cfg = self.config
         norm = functools.partial(RMSNorm, cfg.layer_norm_eps, jnp.dtype(cfg.dtype))
         drop = nn.Dropout(cfg.dropout_rate)
-        x_in = x
-        h = norm(name="pre_self_attention_layer_norm")(x)
-        y = Attention(cfg, name="self_attention")(h, h, self_bias, deterministic)
-        x = x + drop(y, deterministic)
-        h = norm(name="pre_cross_attention_layer_norm")(x)
-        y = Attention(cfg, name="encoder_decoder_attention")(h, encoded, cross_bias, deterministic)
-        x = x + drop(y, deterministic)
-        h = norm(name="pre_mlp_layer_norm")(x)
-        x = x + drop(MLP(cfg, name="mlp")(h, deterministic), deterministic)
-        x = _with_expert(self, x_in, x, tokens, deterministic)
-        return (x, None) if self.scan else x
+        # built here, called in ``layer`` (which a widened step may call from its own module)
+        norm_s, attend_self = (
+            norm(name="pre_self_attention_layer_norm"),
+            Attention(cfg, name="self_attention"),
+        )
+        norm_c, attend_cross = (
+            norm(name="pre_cross_attention_layer_norm"),
+            Attention(cfg, name="encoder_decoder_attention"),
+        )
+        norm_m, mlp = norm(name="pre_mlp_layer_norm"), MLP(cfg, name="mlp")
+        expert = _expert(self, data)
+
+        def layer(x):
+            x_in = x
+            h = norm_s(x)
+            x = x + drop(attend_self(h, h, self_bias, deterministic), deterministic)
+            h = norm_c(x)
+            x = x + drop(attend_cross(h, encoded, cross_bias, deterministic), deterministic)
+            x = x + drop(mlp(norm_m(x), deterministic), deterministic)
+            return x if expert is None else x + expert(x_in, tokens, deterministic)
+
+        return _layer_step(self, x, layer, data)
 
 
 #: What the scanned layers' backward pass keeps of the forward (the rest is recomputed):
@@ -308,11 +372,12 @@ SCAN_SAVES = jax.checkpoint_policies.checkpoint_dots
 
 
 def scanned_layers(layer: type[nn.Module], config: T5Config, count: int, args: int) -> type:
-    """``layer`` as one ``nn.scan`` over ``count`` layers (``config.scan_layers``).
+    """``layer`` as one ``nn.scan`` over ``count`` layers (``config.scanned``).
 
     Every variable collection gains a leading ``layers`` axis (parameters, the probe's
-    ``intermediates``, the router's ``aux_loss``); parameter and dropout draws are split per
-    layer; the ``args`` arguments after the carried ``x`` are the same for every layer. The
+    ``intermediates``, the router's ``aux_loss``); dropout draws are split per layer; the
+    ``args`` arguments after the carried ``x`` are the same for every layer, and one more,
+    :func:`layer_data`, is sliced per layer (its index and its lookup's constants). The
     backward pass keeps each layer's matrix products (:data:`SCAN_SAVES`) and recomputes the
     elementwise rest, as XLA's fusion does on the unrolled layers: without it the scan stored
     every elementwise intermediate of every layer (``base`` Token-ID r5 on 1 x 2: 60.1 GB per
@@ -326,8 +391,8 @@ def scanned_layers(layer: type[nn.Module], config: T5Config, count: int, args: i
         args: number of arguments after ``x`` (broadcast to every layer).
 
     Returns:
-        The scanned module class; build it with ``scan=True`` and call it like ``layer``: it
-        returns ``(x, None)``.
+        The scanned module class; build it with ``scan=True`` and call it like ``layer`` with
+        the stack's :func:`layer_data` last: it returns ``(x, None)``.
 
     References:
         Flax ``nn.scan``; MaxText's and T5X's ``scan_layers``.
@@ -338,49 +403,56 @@ def scanned_layers(layer: type[nn.Module], config: T5Config, count: int, args: i
         body,
         variable_axes={True: 0},
         split_rngs={"params": True, "dropout": True},
-        in_axes=(nn.broadcast,) * args,
+        in_axes=(*(nn.broadcast,) * args, 0),
         length=count,
         metadata_params={nn.PARTITION_NAME: "layers"},
     )
 
 
+def layer_data(config: T5Config, stack: int, count: int) -> dict:
+    """What differs between a stack's layers beside their parameters, stacked over the layers.
+
+    Args:
+        config: the model config.
+        stack: 0 (encoder) or 1 (decoder).
+        count: the stack's layers.
+
+    Returns:
+        ``{"index": int32 [count], "constants": ...}``: the layers' indices (a widened stack's
+        computed block is a function of it) and the lookup's per-layer constants
+        (:meth:`lshsim.t5.lookups.Lookup.layer_constants`, each stacked on a leading axis).
+    """
+    lookup = lookup_of(config)
+    per = [lookup.layer_constants(config, stack, i) if lookup else {} for i in range(count)]
+    constants = jax.tree.map(lambda *a: np.stack(a), *per) if per and per[0] else {}
+    return {"index": np.arange(count, dtype=np.int32), "constants": constants}
+
+
 def _run_layers(module: nn.Module, x, layer: type, args: tuple, count: int, deterministic: bool):
     """Apply ``count`` layers to the embedded ``x``; returns the stack's output before its norm.
 
-    Each layer is ``layer(config, i, name="layers_{i}")`` called on ``(h, *args)``; with
+    Unrolled, layer ``i`` is ``layer(config, i, name="layers_{i}")`` called on ``(h, *args)``,
+    wrapped in a widened stack by :func:`memory_step` (coefficients ``altup_{i}``); with
     ``scan_layers`` the stack is one scanned ``layer`` (:func:`scanned_layers`) named
-    ``layers``. Plain and ``sum`` models run each layer on ``x``. ``sameup``/``altup`` models
-    carry ``K`` blocks (stacked, ``[K, B, L, d]``) through Algorithm 2; the callers collapse
-    them as the config says (``memory_cross`` for the encoder, ``memory_output`` for the
-    decoder).
+    ``layers`` that runs the same step inside each layer. Plain and ``sum`` models carry
+    ``[B, L, d]``; ``sameup``/``altup``/``gemma3n`` carry ``K`` blocks (stacked, ``[K, B, L,
+    d]``) through Algorithm 2, which the callers collapse as the config says
+    (``memory_cross`` for the encoder, ``memory_output`` for the decoder).
     """
     cfg = module.config
-    drop = nn.Dropout(cfg.dropout_rate)
-
-    def make_layer(i):
-        mod = layer(cfg, i, name=f"layers_{i}")
-        return lambda h: mod(h, *args)
-
-    if not cfg.widened:
-        x = drop(x, deterministic=deterministic)
-        if cfg.scan_layers:
-            stack = scanned_layers(layer, cfg, count, len(args))(cfg, scan=True, name="layers")
-            return stack(x, *args)[0]
-        for i in range(count):
-            x = make_layer(i)(x)
-        return x
-    x = drop(x, deterministic=deterministic)
-    gemma = not get_method(cfg.memory).wide_embedding
+    x = nn.Dropout(cfg.dropout_rate)(x, deterministic=deterministic)
+    stack_id = 0 if layer is EncoderLayer else 1
+    if cfg.scanned:
+        data = layer_data(cfg, stack_id, count)
+        stack = scanned_layers(layer, cfg, count, len(args))(cfg, scan=True, name="layers")
+        return stack(x, *args, data)[0]
     for i in range(count):
-        block = memory.compute_block(cfg, i)
-        if gemma:
-            altup = altup_gemma3n.Gemma3nAltUp(
-                cfg.memory_k, cfg.d_model, cfg.layer_norm_eps, name=f"altup_{i}"
-            )
-            x = altup(x, make_layer(i), block)
-            continue
-        p, g = memory.AltUpCoefficients(cfg.memory_k, name=f"altup_{i}")()
-        x = memory.predict_compute_correct(x, make_layer(i), p, g, block)
+        mod = layer(cfg, i, name=f"layers_{i}")
+
+        def fn(h, mod=mod):
+            return mod(h, *args)
+
+        x = memory_step(cfg, x, fn, i, f"altup_{i}") if cfg.widened else fn(x)
     return x
 
 
@@ -583,8 +655,14 @@ def init_params(config: T5Config, rng: jax.Array) -> dict:
     """Initialised parameters (a plain nested dict of arrays under no ``params`` key).
 
     The logical axis names the model gives its parameters are stripped (see
-    :func:`param_specs`); the values are those of the unannotated model.
+    :func:`param_specs`); the values are those of the unannotated model. A scanned model's
+    are the unrolled model's from the same ``rng``, stacked (:func:`lshsim.t5.scan.
+    stack_layers`): the layout does not change a run's numbers. Its draws are the
+    unrolled model's because Flax derives each parameter's key from its path
+    (``encoder/layers_3/...``), which a scan's layers do not have.
     """
+    if config.scanned:
+        return scan.stack_layers(init_params(config.replace(scan_layers=False), rng))
     return nn.meta.unbox(_boxed_params(config, rng))
 
 

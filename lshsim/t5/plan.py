@@ -58,7 +58,7 @@ from typing import Any
 from lshsim._validate import check_int
 from lshsim.t5.configs import T5Config, get_config
 from lshsim.t5.hardware import Hardware, get_hardware, roofline
-from lshsim.t5.scan import body_cost, loop_cost, xla_cost
+from lshsim.t5.scan import whole_cost, xla_cost
 
 #: The ``XLA_FLAGS`` flag that creates host devices.
 DEVICE_FLAG = "--xla_force_host_platform_device_count"
@@ -204,10 +204,7 @@ def compile_step(
     def totals() -> tuple[float, tuple[float, float]]:
         """``(flops_total, loop_scale)``: the unpartitioned step's FLOPs and the factors."""
         with jax.set_mesh(mesh):
-            looped = xla_cost(lowered.cost_analysis())
-            extra = loop_cost(traced.jaxpr.jaxpr, body_cost)
-        whole = tuple(x + e for x, e in zip(looped, extra, strict=True))
-        return whole[0], tuple(w / x if x else 1.0 for w, x in zip(whole, looped, strict=True))
+            return whole_cost(traced, lowered)
 
     return {
         "compiled": compiled,
@@ -328,7 +325,7 @@ def plan(
         "config": cfg.name,
         "dtype": cfg.dtype,
         "expert_impl": cfg.expert_impl,
-        "scan_layers": cfg.scan_layers,
+        "scan_layers": cfg.scanned,
         "mesh": {"data": data, "model": model},
         "devices": data * model,
         "batch": batch,

@@ -215,7 +215,7 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
     for start in range(0, tokens.shape[0], batch):
         enc = np.asarray(tokens[start : start + batch], np.int32)
         inter = run(params, enc, _shift_right(enc))
-        if config.scan_layers:  # each layer's sows, as the unrolled model names them
+        if config.scanned:  # each layer's sows, as the unrolled model names them
             inter = unstack_layers(inter)
         for stack, count in (
             ("encoder", config.num_encoder_layers),

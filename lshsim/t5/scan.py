@@ -31,21 +31,38 @@ __all__ = [
     "loop_cost",
     "per_layer",
     "stack_layers",
+    "to_layout",
     "unstack_layers",
+    "whole_cost",
     "xla_cost",
 ]
 
 #: The scanned stack's parameter key (``encoder/layers``; unrolled: ``layers_{i}``).
 SCAN_KEY = "layers"
 _UNROLLED = "layers_"
+#: The other per-layer modules of an unrolled stack (``altup_{i}``: a widened stack's
+#: coefficients) and their key inside the scanned layer (``layers/altup``).
+_BESIDE = {"altup_": "altup"}
 
 
 def _layer_count(stack: Mapping) -> int:
-    return sum(1 for k in stack if k.startswith(_UNROLLED))
+    return sum(1 for k in stack if _index(k, _UNROLLED) is not None)
+
+
+def _index(key: str, prefix: str) -> int | None:
+    """``i`` of ``{prefix}{i}``, else ``None`` (``altup_unembed_projections`` is no layer)."""
+    rest = key[len(prefix) :] if key.startswith(prefix) else ""
+    return int(rest) if rest.isdigit() else None
+
+
+def _is_per_layer(key: str) -> bool:
+    return any(_index(key, p) is not None for p in (_UNROLLED, *_BESIDE))
 
 
 def stack_layers(tree: Mapping) -> dict:
     """The unrolled layout's ``{encoder,decoder}/layers_{i}`` stacked into ``.../layers``.
+
+    A widened stack's ``altup_{i}`` goes with its layer, as ``layers/altup``.
 
     Args:
         tree: a parameter-shaped tree of the unrolled model (parameters, gradients, sown
@@ -67,8 +84,14 @@ def stack_layers(tree: Mapping) -> dict:
         count = _layer_count(stack) if isinstance(stack, Mapping) else 0
         if not count:
             continue
-        layers = [stack[f"{_UNROLLED}{i}"] for i in range(count)]
-        rest = {k: v for k, v in stack.items() if not k.startswith(_UNROLLED)}
+        layers = []
+        for i in range(count):
+            layer = dict(stack[f"{_UNROLLED}{i}"])
+            for prefix, key in _BESIDE.items():
+                if f"{prefix}{i}" in stack:
+                    layer[key] = stack[f"{prefix}{i}"]
+            layers.append(layer)
+        rest = {k: v for k, v in stack.items() if not _is_per_layer(k)}
         out[name] = {**rest, SCAN_KEY: jax.tree.map(stacked, *layers)}
     return out
 
@@ -84,11 +107,25 @@ def unstack_layers(tree: Mapping) -> dict:
         layers = stack[SCAN_KEY]
         count = jax.tree.leaves(layers)[0].shape[0]
         rest = {k: v for k, v in stack.items() if k != SCAN_KEY}
-        out[name] = {
-            **rest,
-            **{f"{_UNROLLED}{i}": jax.tree.map(lambda a, i=i: a[i], layers) for i in range(count)},
-        }
+        for i in range(count):
+            layer = jax.tree.map(lambda a, i=i: a[i], dict(layers))
+            for prefix, key in _BESIDE.items():
+                if key in layer:
+                    rest[f"{prefix}{i}"] = layer.pop(key)
+            rest[f"{_UNROLLED}{i}"] = layer
+        out[name] = rest
     return out
+
+
+def to_layout(tree: Mapping, scanned: bool) -> dict:
+    """``tree`` in the scanned (``True``) or unrolled layout, whichever it is in now.
+
+    A checkpoint's parameters load into either model: the layout is read off the tree.
+    """
+    is_scanned = any(isinstance(s, Mapping) and SCAN_KEY in s for s in tree.values())
+    if is_scanned == scanned:
+        return dict(tree)
+    return stack_layers(tree) if scanned else unstack_layers(tree)
 
 
 def _split(tree):
@@ -224,6 +261,22 @@ def xla_cost(cost) -> tuple[float, float]:
         cost = cost[0]
     cost = cost or {}
     return float(cost.get("flops", 0.0)), float(cost.get("bytes accessed", 0.0))
+
+
+def whole_cost(traced, lowered) -> tuple[float, tuple[float, float]]:
+    """``(flops, (flops factor, bytes factor))`` of a traced and lowered step, every loop counted.
+
+    The factors take XLA's once-per-loop counts (of ``lowered``, or of its compiled program)
+    to every pass: ``1.0`` for a program without scans.
+
+    Args:
+        traced: the step's ``jax.stages.Traced``.
+        lowered: ``traced.lower()``.
+    """
+    looped = xla_cost(lowered.cost_analysis())
+    extra = loop_cost(traced.jaxpr.jaxpr, body_cost)
+    whole = tuple(x + e for x, e in zip(looped, extra, strict=True))
+    return whole[0], tuple(w / x if x else 1.0 for w, x in zip(whole, looped, strict=True))
 
 
 def body_cost(body) -> tuple[float, float]:

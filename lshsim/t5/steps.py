@@ -53,8 +53,19 @@ def make_optimizer(
     (:func:`lshsim.t5.scan.per_layer`): the same updates as on the unrolled model.
     """
     warmup = config.warmup_steps if warmup_steps is None else warmup_steps
+    return adafactor(config, rsqrt_schedule(learning_rate, warmup))
+
+
+def adafactor(config: T5Config, learning_rate) -> optax.GradientTransformation:
+    """T5's Adafactor settings at ``learning_rate`` (a float or a schedule).
+
+    Factored second moments of kernels with both sides >= 128, decay 0.8, update clipping
+    at 1, relative step (parameter scale), no momentum. With scanned layers it runs per
+    layer (:func:`lshsim.t5.scan.per_layer`): factoring, update clipping and the parameter
+    scale of each layer's slice, as on the unrolled model.
+    """
     tx = optax.adafactor(
-        learning_rate=rsqrt_schedule(learning_rate, warmup),
+        learning_rate=learning_rate,
         min_dim_size_to_factor=128,
         decay_rate=0.8,
         clipping_threshold=1.0,
@@ -63,8 +74,7 @@ def make_optimizer(
         factored=True,
         eps=1e-30,
     )
-    # scanned layers: factoring, update clipping and the parameter scale stay per layer
-    return scan.per_layer(tx) if config.scan_layers else tx
+    return scan.per_layer(tx) if config.scanned else tx
 
 
 def cross_entropy(

@@ -32,8 +32,7 @@ PLAN = ["plan", "--config", "tiny"]
         ([*PLAN, "--memory", "sum", "--blocks", "100000"], "--blocks must be an integer"),
         (["cost", "--config", "tiny", "--memory", "sum", "--blocks", "100000"], "--blocks must"),
         ([*PLAN, "--lookup", "softmax", "--buckets", str(2**40)], "--buckets must be an integer"),
-        ([*PLAN, "--lookup", "lsh", "--scan-layers"], "scan_layers: lookup 'lsh' draws"),
-        (["cost", "--config", "tiny", "--memory", "altup", "--scan-layers"], "scan_layers: memory"),
+        ([*PLAN, "--lookup", "engram", "--scan-layers"], "--scan-layers: lookup engram"),
         (
             [
                 "train",

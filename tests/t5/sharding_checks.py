@@ -17,6 +17,7 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import PartitionSpec as P
 
 from lshsim.t5 import sharding
 from lshsim.t5.configs import T5Config
@@ -68,6 +69,19 @@ def _max_rel(a, b) -> float:
     )
 
 
+def _layer(stack: dict) -> dict:
+    """Layer 0's subtree, or a scanned stack's (every layer's leaves, stacked)."""
+    return stack["layers"] if "layers" in stack else stack["layers_0"]
+
+
+def _layer_specs(stack: dict, part: str) -> list[str]:
+    """The specs of layer 0's ``part`` leaves (a scanned stack's without its layers axis)."""
+    if "layers" in stack:
+        leaves = stack["layers"].get(part, {}).values()
+        return sorted({str(P(*v.sharding.spec[1:])) for v in leaves})
+    return sorted({str(v.sharding.spec) for v in stack["layers_0"].get(part, {}).values()})
+
+
 def check_gradients(lookups: dict) -> dict:
     """Loss and gradients on one device against the (1, 4) and (2, 2) meshes."""
     out = {}
@@ -90,12 +104,7 @@ def check_gradients(lookups: dict) -> dict:
             out[f"{name}_{data}x{model}"] = {
                 "loss": [float(s1["loss"]), float(s["loss"])],
                 "grad_rel": _max_rel(g, g1),
-                "expert_specs": sorted(
-                    {
-                        str(v.sharding.spec)
-                        for v in g["encoder"]["layers_0"].get("expert", {}).values()
-                    }
-                ),
+                "expert_specs": _layer_specs(g["encoder"], "expert"),
             }
     return out
 
@@ -200,7 +209,7 @@ def check_steps() -> dict:
             "loss": [float(ref[1]["loss"]), float(metrics["loss"])],
             "state_rel": _max_rel(new, ref[0]),
             "expert_shards": len(
-                new["params"]["encoder"]["layers_0"]["expert"]["wi"].sharding.device_set
+                _layer(new["params"]["encoder"])["expert"]["wi"].sharding.device_set
             ),
         }
     # Control: a table explicitly gathered onto every device is what the detector must see.

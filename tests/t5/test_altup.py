@@ -20,6 +20,7 @@ from lshsim.t5 import altup_gemma3n, memory  # noqa: E402
 from lshsim.t5.budget import param_count  # noqa: E402
 from lshsim.t5.model import T5, init_params  # noqa: E402
 from lshsim.t5.params import count_tree  # noqa: E402
+from lshsim.t5.scan import unstack_layers  # noqa: E402
 
 from .conftest import MICRO  # noqa: E402
 
@@ -58,7 +59,7 @@ def test_gemma3n_parameters_match_the_closed_form(k):
     params = jax.eval_shape(lambda: init_params(cfg, jax.random.key(0)))
     assert count_tree(params) == param_count(cfg)
     assert cfg.embed_width == cfg.d_model
-    layer = params["encoder"]["altup_1"]
+    layer = jax.eval_shape(unstack_layers, params)["encoder"]["altup_1"]
     assert {n: v.shape for n, v in layer.items()} == {
         "router_norm": (32,),
         "modality_router": (32, k),

@@ -27,6 +27,7 @@ from lshsim.t5.lookups.productkey_layer import productkey_select  # noqa: E402
 from lshsim.t5.lookups.sizes import ngram_table_sizes  # noqa: E402
 from lshsim.t5.model import T5, init_params  # noqa: E402
 from lshsim.t5.params import count_params  # noqa: E402
+from lshsim.t5.scan import unstack_layers  # noqa: E402
 
 from .conftest import MICRO  # noqa: E402
 
@@ -126,7 +127,7 @@ def test_ngram_buckets_are_the_ngram_familys_in_both_stacks():
     _, st = run(params, enc, dec)
     checked = 0
     for stack_id, (stack, toks) in enumerate((("encoder", enc), ("decoder", dec))):
-        node = st["intermediates"][stack]["layers_0"]["expert"]
+        node = unstack_layers(st["intermediates"])[stack]["layers_0"]["expert"]
         slots = np.asarray(node["slots"][0])
         seed = np.random.SeedSequence([cfg.lookup_seed, stack_id, 0])
         fam = make_family("ngram", cfg.buckets, 1, seed, ngram=cfg.ngram, heads=cfg.lookup_heads)
@@ -147,10 +148,14 @@ def test_ngram_buckets_are_causal_and_local():
     fam = ngram_family(NG, 1, 0)
     rng = np.random.default_rng(2)
     toks = rng.integers(1, 300, (1, 12))
-    base = np.asarray(ngram_buckets(jnp.asarray(toks, jnp.int32), fam))
+    base = np.asarray(
+        ngram_buckets(jnp.asarray(toks, jnp.int32), fam.multipliers, fam.salts, fam.moduli)
+    )
     changed = toks.copy()
     changed[0, 5] += 1
-    other = np.asarray(ngram_buckets(jnp.asarray(changed, jnp.int32), fam))
+    other = np.asarray(
+        ngram_buckets(jnp.asarray(changed, jnp.int32), fam.multipliers, fam.salts, fam.moduli)
+    )
     differs = np.any(base != other, axis=-1)[0]
     assert not differs[:5].any() and not differs[5 + NG.ngram :].any()
     assert differs[5 : 5 + NG.ngram].all()  # (with 3 heads a miss would need 3 collisions)

@@ -23,6 +23,7 @@ from lshsim.t5 import memory  # noqa: E402
 from lshsim.t5.configs import CONFIGS, LSH_FAMILIES, TABLE3_ALTUP, get_config  # noqa: E402
 from lshsim.t5.model import T5, init_params  # noqa: E402
 from lshsim.t5.params import count_params  # noqa: E402
+from lshsim.t5.scan import to_layout  # noqa: E402
 
 from .conftest import MICRO  # noqa: E402
 
@@ -38,7 +39,8 @@ def _model(cfg):
 
     @jax.jit
     def apply(params, enc, dec):
-        return model.apply({"params": params}, enc, dec, dec, mutable=["intermediates"])
+        out, st = model.apply({"params": params}, enc, dec, dec, mutable=["intermediates"])
+        return out, {"intermediates": to_layout(st["intermediates"], scanned=False)}
 
     return init_params(cfg, jax.random.key(0)), apply
 

@@ -20,6 +20,7 @@ from lshsim.t5.model import (  # noqa: E402
     relative_position_bucket,
 )
 from lshsim.t5.params import count_params  # noqa: E402
+from lshsim.t5.scan import unstack_layers  # noqa: E402
 
 
 def _formula(cfg):
@@ -158,7 +159,7 @@ def test_bfloat16_compute_stays_close_to_float32(micro):
 def test_init_scales_follow_t5x(micro):
     """Embeddings ~ N(0, 1); query kernels have variance 1/(d * d_kv); others 1/fan_in."""
     cfg = get_config("tiny")
-    p = init_params(cfg, jax.random.key(3))
+    p = unstack_layers(init_params(cfg, jax.random.key(3)))
     emb = np.asarray(p["token_embedder"]["embedding"])
     assert abs(emb.std() - 1.0) < 0.02
     att = p["encoder"]["layers_0"]["attention"]

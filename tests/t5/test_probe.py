@@ -21,6 +21,7 @@ from lshsim.cli.main import main  # noqa: E402
 from lshsim.hashing import make_family  # noqa: E402
 from lshsim.t5 import probe  # noqa: E402
 from lshsim.t5.memory import lsh_projection  # noqa: E402
+from lshsim.t5.scan import unstack_layers  # noqa: E402
 
 from .conftest import MICRO, probe_at_initialisation  # noqa: E402
 
@@ -127,7 +128,7 @@ def test_recorded_buckets_are_the_lookup_of_the_recorded_inputs(lookup):
         stack, i = name.split("/")
         assert bucket.shape == a.shape and x.shape == (*a.shape, config.d_model)
         if lookup == "softmax":
-            router = np.asarray(params[stack][f"layers_{i}"]["expert"]["router"])
+            router = np.asarray(unstack_layers(params)[stack][f"layers_{i}"]["expert"]["router"])
             want = np.argmax(x.astype(np.float64) @ router, axis=-1)
         elif lookup == "lsh":
             planes = lsh_projection(config, config.d_model, 0 if stack == "encoder" else 1, int(i))

@@ -21,6 +21,7 @@ def configs(micro):
     cfg = micro.replace(
         d_model=128, d_ff=128, num_encoder_layers=3, num_decoder_layers=2,
         lookup="softmax", expert_rank=2, buckets=8, router_z_loss=1e-2, router_jitter=0.0,
+        scan_layers=False,
     )  # fmt: skip
     return cfg, cfg.replace(scan_layers=True)
 
@@ -70,14 +71,14 @@ def test_train_steps_agree(configs):
     runs = {}
     for c in (cfg, scfg):
         opt = make_optimizer(c, learning_rate=1.0)
-        params = stack_layers(start["params"]) if c.scan_layers else start["params"]
+        params = stack_layers(start["params"]) if c.scanned else start["params"]
         state = {**start, "params": params, "opt_state": opt.init(params)}
         step = jax.jit(make_train_step(c, opt, 0))
         metrics = []
         for _ in range(2):
             state, m = step(state, batch)
             metrics.append(float(m["loss"]))
-        runs[c.scan_layers] = state, metrics
+        runs[c.scanned] = state, metrics
     (plain, m0), (scanned, m1) = runs[False], runs[True]
     np.testing.assert_allclose(m1, m0, rtol=1e-5)
     moved = jax.tree.map(lambda a, b: np.abs(np.asarray(a - b)).max(), plain["params"],
@@ -90,12 +91,55 @@ def test_train_steps_agree(configs):
     assert rows, "no stacked factored moment"
 
 
-def test_scan_rejects_layers_that_differ(micro):
-    """Widened memory and per-layer lookups cannot be scanned: one line naming the field."""
-    with pytest.raises(ValueError, match="scan_layers: memory 'altup'"):
-        micro.replace(memory="altup", scan_layers=True)
-    with pytest.raises(ValueError, match="scan_layers: lookup 'lsh'"):
-        micro.replace(lookup="lsh", scan_layers=True)
+#: Every memory method and every lookup with per-layer data, two to a model (3 + 2 layers: an
+#: AltUp K = 2 encoder computes blocks 0, 1, 0), on micro widths.
+VARIANTS = {
+    "altup+lsh": {"memory": "altup", "lookup": "lsh", "buckets": 8, "expert_rank": 2},
+    "sameup+ngram": {"memory": "sameup", "memory_k": 3, "lookup": "ngram", "buckets": 16,
+                     "lookup_heads": 2},
+    "gemma3n+crosspolytope": {"memory": "gemma3n", "lookup": "lsh", "buckets": 8,
+                              "lsh_family": "crosspolytope"},
+    "sum+productkey": {"memory": "sum", "lookup": "productkey", "buckets": 16, "topk": 2},
+}  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_scans_with_the_unrolled_init_and_losses(micro, variant):
+    """Scanned by default: from one seed the scanned model starts from the unrolled model's
+    parameters, stacked (exactly), and three Adafactor steps give the same losses (1e-4
+    relative; float32 sums in another order) and parameters (1e-3 of each tensor's largest
+    entry: Adafactor divides each update by its root mean square, which magnifies the
+    float32 differences of entries whose gradients are near zero; 3e-4 seen)."""
+    cfg = micro.replace(num_encoder_layers=3, num_decoder_layers=2, **VARIANTS[variant])
+    assert cfg.scan_layers and cfg.scanned  # the default
+    unrolled = cfg.replace(scan_layers=False)
+    batch = _batch()
+    runs = {}
+    for c in (unrolled, cfg):
+        opt = make_optimizer(c, learning_rate=1.0)
+        state = init_state(c, opt, 7)
+        start = state["params"]
+        step = jax.jit(make_train_step(c, opt, 0))
+        losses = []
+        for _ in range(3):
+            state, m = step(state, batch)
+            losses.append(float(m["loss"]))
+        runs[c.scanned] = start, state["params"], losses
+    (start0, end0, loss0), (start1, end1, loss1) = runs[False], runs[True]
+    _close(start1, stack_layers(start0), 0.0)
+    np.testing.assert_allclose(loss1, loss0, rtol=1e-4)
+    assert loss0[2] != loss0[0]  # the steps moved the model
+    _close(unstack_layers(end1), end0, 1e-3)
+
+
+def test_engram_runs_unrolled(micro):
+    """Engram's layers have tables of different sizes (primes per layer): its model runs
+    unrolled under the default (the CLI refuses an explicit ``--scan-layers``:
+    tests/cli/test_hardening.py)."""
+    cfg = micro.replace(lookup="engram", buckets=16)
+    assert cfg.scan_layers and not cfg.scanned
+    assert "layers_0" in init_params(cfg, jax.random.key(0))["encoder"]
 
 
 def test_hf_and_shardings_of_the_scanned_layout(configs):
@@ -134,7 +178,9 @@ def test_cost_counts_every_scanned_layer(micro):
     layer's elementwise operations (``SCAN_SAVES``), 1.3% more at this micro width."""
     from lshsim.t5.cost import flops_per_token
 
-    cfg = micro.replace(num_encoder_layers=3, num_decoder_layers=2, lookup="tokenid")
+    cfg = micro.replace(
+        num_encoder_layers=3, num_decoder_layers=2, lookup="tokenid", scan_layers=False
+    )
     scfg = cfg.replace(scan_layers=True)
     a, b = (flops_per_token(c, input_length=16, target_length=8) for c in (cfg, scfg))
     assert b["flops_per_token"] == pytest.approx(a["flops_per_token"], rel=0.01)

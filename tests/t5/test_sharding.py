@@ -23,6 +23,7 @@ from jax.sharding import AbstractMesh, PartitionSpec  # noqa: E402
 from lshsim.t5 import sharding  # noqa: E402
 from lshsim.t5.model import init_params, param_specs  # noqa: E402
 from lshsim.t5.plan import host_device_flags  # noqa: E402
+from lshsim.t5.scan import unstack_layers  # noqa: E402
 from lshsim.t5.steps import make_optimizer  # noqa: E402
 
 from .conftest import MICRO  # noqa: E402
@@ -83,7 +84,7 @@ def test_cli_refuses_a_bad_mesh(tmp_path, capsys):
 
 def test_param_specs_name_every_sharded_axis():
     """Tables by vocab, kernels by heads / mlp, expert tables and the router by buckets."""
-    cfg = MICRO.replace(lookup="tokenid", expert_rank=2)
+    cfg = MICRO.replace(lookup="tokenid", expert_rank=2, scan_layers=False)
     specs = param_specs(cfg)
     enc = specs["encoder"]["layers_0"]
     assert specs["token_embedder"]["embedding"] == P("vocab", "embed")
@@ -98,7 +99,8 @@ def test_param_specs_name_every_sharded_axis():
     }
     assert enc["pre_mlp_layer_norm"]["scale"] == P()
     assert specs["encoder"]["relpos_bias"]["rel_embedding"] == P()
-    soft = param_specs(MICRO.replace(lookup="softmax", buckets=16))["decoder"]["layers_0"]["expert"]
+    soft = param_specs(MICRO.replace(lookup="softmax", buckets=16, scan_layers=False))
+    soft = soft["decoder"]["layers_0"]["expert"]
     assert soft == {"router": P("embed", "buckets"), "table": P("buckets", "embed")}
     params = jax.eval_shape(lambda: init_params(cfg, jax.random.key(0)))
     assert jax.tree.structure(params) == jax.tree.structure(
@@ -113,7 +115,8 @@ def test_annotations_leave_the_initial_values_unchanged(name):
     """Same seed, same parameters as the unannotated model (its checked-in fingerprint)."""
     want = json.loads(FINGERPRINT.read_text())[name]
     params = init_params(FINGERPRINT_CONFIGS[name], jax.random.key(3))
-    flat = jax.tree_util.tree_flatten_with_path(params)[0]
+    assert FINGERPRINT_CONFIGS[name].scanned  # the default layout, its layers unstacked
+    flat = jax.tree_util.tree_flatten_with_path(unstack_layers(params))[0]
     got = {jax.tree_util.keystr(k): v for k, v in flat}
     assert sorted(got) == sorted(want)
     for key, (shape, total, squares) in want.items():
@@ -139,7 +142,7 @@ def test_optimizer_state_is_placed_like_its_parameter():
         "cube": P("buckets", "embed", "rank"),
         "small": P("vocab", None),
     }
-    opt = make_optimizer(MICRO)
+    opt = make_optimizer(MICRO.replace(scan_layers=False))  # one Adafactor over these leaves
     state = {"step": jax.ShapeDtypeStruct((), np.int32), "params": params}
     state["opt_state"] = jax.eval_shape(opt.init, params)
     out = sharding.state_shardings(state, mesh, specs)

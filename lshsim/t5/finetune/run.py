@@ -84,20 +84,14 @@ def task_names(task: str) -> tuple[str, ...]:
     return (get_task(task).name,)
 
 
-def finetune_optimizer(learning_rate: float = 1e-3):
-    """T5's Adafactor (as :func:`lshsim.t5.steps.make_optimizer`) at a constant rate."""
-    import optax
+def finetune_optimizer(config, learning_rate: float = 1e-3):
+    """T5's Adafactor (:func:`lshsim.t5.steps.adafactor`) at a constant rate.
 
-    return optax.adafactor(
-        learning_rate=learning_rate,
-        min_dim_size_to_factor=128,
-        decay_rate=0.8,
-        clipping_threshold=1.0,
-        multiply_by_parameter_scale=True,
-        momentum=None,
-        factored=True,
-        eps=1e-30,
-    )
+    Per layer for a scanned ``config``, as in pre-training.
+    """
+    from lshsim.t5.steps import adafactor
+
+    return adafactor(config, learning_rate)
 
 
 # ---------------------------------------------------------------------------- data
@@ -326,8 +320,7 @@ def finetune(
         target_length or opts.target_length,
     )
     rates = mixing_rates({k: len(v) for k, v in train_ex.items()}, opts.cap)
-    optimizer = finetune_optimizer(opts.learning_rate)
-    opts, ft_config, state = _start(out, opts, recorded, step, optimizer)
+    opts, ft_config, state, optimizer = _start(out, opts, recorded, step)
     abstract, shardings, step_fn, decoder = _compiled(ft_config, optimizer, opts, the_mesh)
     every = (
         log_every,
@@ -437,16 +430,18 @@ def _encode(tok, train_ex, evals, opts, input_length, target_length):
     return opts, enc_train, enc_eval
 
 
-def _start(out: Path, opts: FinetuneOptions, recorded, step, optimizer):
-    """``(options, fine-tuning config, state)`` of the run in ``out``.
+def _start(out: Path, opts: FinetuneOptions, recorded, step):
+    """``(options, fine-tuning config, state, optimiser)`` of the run in ``out``.
 
-    A new run starts from the pretrained checkpoint (its files written to ``out``); a resumed
-    one returns ``state=None`` (the caller restores it).
+    A new run starts from the pretrained checkpoint (its files written to ``out``; its config
+    and layout, scanned or unrolled, are the pretrained run's); a resumed one returns
+    ``state=None`` (the caller restores it).
     """
     from lshsim.t5.loop import restore_run
 
     if recorded is not None:
-        return opts, ckpt.read_run(out)[0], None
+        config = ckpt.read_run(out)[0]
+        return opts, config, None, finetune_optimizer(config, opts.learning_rate)
     config, _, pre_state = restore_run(Path(opts.pretrained), step)
     opts = dataclasses.replace(opts, pretrained_step=int(pre_state["step"]))
     ft_config = dataclasses.replace(config, dropout_rate=opts.dropout)
@@ -455,8 +450,9 @@ def _start(out: Path, opts: FinetuneOptions, recorded, step, optimizer):
     ckpt.write_run(out, ft_config, {"kind": "finetune", **dataclasses.asdict(opts)})
     (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
     params = pre_state["params"]
+    optimizer = finetune_optimizer(ft_config, opts.learning_rate)
     state = {"step": np.asarray(0, np.int32), "params": params, "opt_state": optimizer.init(params)}
-    return opts, ft_config, state
+    return opts, ft_config, state, optimizer
 
 
 @dataclasses.dataclass

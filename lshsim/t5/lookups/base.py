@@ -40,9 +40,9 @@ class Lookup:
             not set by ``buckets``.
         in_routing_study: whether the routing study (:mod:`lshsim.studies.routing`) probes it
             at initialisation (``lshsim probe`` takes every lookup).
-        per_layer: whether a layer's lookup depends on the layer's index beyond its
-            parameters (a fixed matrix or hash drawn per layer): such layers are not the same
-            function, so they cannot run as one scanned layer (``scan_layers``).
+        scannable: whether a stack's layers can run as one scanned layer (``scan_layers``):
+            every layer's parameters have the same shapes, and what else differs from layer
+            to layer is :meth:`layer_constants` (fixed arrays the scan feeds each layer).
     """
 
     name: str = ""
@@ -52,7 +52,7 @@ class Lookup:
     cost_example: tuple[str, dict[str, Any]] = ("", {})
     fixed_table: bool = False
     in_routing_study: bool = True
-    per_layer: bool = False
+    scannable: bool = True
 
     def __repr__(self) -> str:
         return f"<lookup {self.name}>"
@@ -81,6 +81,30 @@ class Lookup:
         return (cfg.num_encoder_layers + cfg.num_decoder_layers) * self.expert_params(cfg)
 
     # -- the model -----------------------------------------------------------------------
+
+    def layer_constants(self, cfg, stack: int, layer: int) -> dict[str, np.ndarray]:
+        """The fixed arrays one layer reads beside its parameters (hash draws); ``{}``: none.
+
+        Every layer's arrays have the same shapes: a scanned stack feeds layer ``i`` the
+        ``i``-th slice of their stack (:func:`lshsim.t5.model.layer_data`), an unrolled
+        one reads them here.
+
+        Args:
+            cfg: the model config.
+            stack: 0 (encoder) or 1 (decoder).
+            layer: the layer's index within its stack.
+        """
+        return {}
+
+    def constants(self, module) -> dict[str, Any]:
+        """The :meth:`layer_constants` of ``module``'s layer (a PartialExpert).
+
+        The scan's slice when it has one, else drawn for its ``(stack, layer)``.
+        """
+        given = module.constants
+        if given is not None:
+            return given
+        return self.layer_constants(module.config, module.stack, module.layer)
 
     def apply(self, module, x, token_ids, deterministic: bool = True):
         """The layer's ``w(x) f_i(x)`` for ``x [..., d]`` inside ``module``'s scope."""

@@ -56,7 +56,7 @@ class EngramLookup(Lookup):
     #: ``lshsim probe --lookup engram`` probes it; the routing study's figure (and the time of
     #: ``lshsim reproduce``) keeps the lookups it had
     in_routing_study = False
-    per_layer = True  # primes found per layer
+    scannable = False  # primes found per layer: each layer's table has its own size
     cost_example = (
         "engram N=3, 2 heads x 1024 rows", {"ngram": 3, "lookup_heads": 2, "buckets": 1024}
     )  # fmt: skip

@@ -72,7 +72,7 @@ def lsh_buckets(x, projection: np.ndarray, family: str):
 
     from lshsim.hashing import get_family
 
-    proj = x.astype(jnp.float32) @ jnp.asarray(projection.T, jnp.float32)
+    proj = x.astype(jnp.float32) @ jnp.asarray(projection, jnp.float32).T
     rule = get_family(LSH_HASH_FAMILIES[family][0]).buckets_from_scores
     return rule(proj, jnp).astype(jnp.int32)
 
@@ -84,7 +84,6 @@ class Lsh(RoutedLookup):
     label = "LSH"
     help = "fixed SimHash or cross-polytope of the layer input (--lsh-family)"
     flags = ("rank", "buckets", "lsh_family", "lookup_seed")
-    per_layer = True  # a fixed projection drawn per layer
     cost_example = ("lsh rank 128, 128 buckets", {"expert_rank": 128, "buckets": 128})
 
     def validate(self, cfg, n: int) -> None:
@@ -98,11 +97,14 @@ class Lsh(RoutedLookup):
             raise ValueError(f"buckets: {cfg.lsh_family} needs {need}, got {n}") from None
         super().validate(cfg, n)
 
+    def layer_constants(self, cfg, stack: int, layer: int) -> dict[str, np.ndarray]:
+        """The layer's fixed matrix (:func:`lsh_projection`) in float32, ``[k, d]``."""
+        return {"projection": lsh_projection(cfg, cfg.d_model, stack, layer).astype(np.float32)}
+
     def route(self, module, x2, token_ids, deterministic: bool):
         """The family's buckets of ``x2`` under the layer's fixed matrix, weight 1."""
-        cfg = module.config
-        proj = lsh_projection(cfg, x2.shape[-1], module.stack, module.layer)
-        return lsh_buckets(x2, proj, cfg.lsh_family), None
+        proj = self.constants(module)["projection"]
+        return lsh_buckets(x2, proj, module.config.lsh_family), None
 
     def probe_family(self, cfg) -> tuple[str | None, dict]:
         """SimHash, or cross-polytope with a Gaussian rotation."""

@@ -27,7 +27,6 @@ class NGram(Lookup):
     label = "N-gram"
     help = "hashed n-grams: H heads hash the last N token ids (Engram)"
     flags = ("rank", "buckets", "ngram", "heads")
-    per_layer = True  # multipliers drawn per layer
     cost_example = (
         "ngram N=2, 2 heads x 1024 rows", {"ngram": 2, "lookup_heads": 2, "buckets": 1024}
     )  # fmt: skip
@@ -43,6 +42,19 @@ class NGram(Lookup):
         d, r = cfg.d_model, cfg.expert_rank
         sizes = ngram_table_sizes(cfg.num_buckets, cfg.lookup_heads)
         return max(2 * r, 1) * d * sum(sizes) + 2 * d
+
+    def layer_constants(self, cfg, stack: int, layer: int) -> dict[str, np.ndarray]:
+        """The layer's hash draw: ``multipliers`` uint32 ``[H, N]`` and ``salts`` ``[H]``.
+
+        The moduli depend on the table size and heads alone (the same in every layer).
+        """
+        from lshsim.t5.lookups.ngram_layer import ngram_family
+
+        family = ngram_family(cfg, stack, layer)
+        return {
+            "multipliers": np.asarray(family.multipliers, np.uint32),
+            "salts": np.asarray(family.salts, np.uint32),
+        }
 
     def apply(self, module, x, token_ids, deterministic: bool = True):
         """Engram's layer (no jitter or dropout)."""

@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from lshsim.t5.lookups.ngram import NGRAM
 from lshsim.t5.lookups.tables import param, rms, values
 
 
@@ -46,20 +47,27 @@ def ngram_family(config, stack: int, layer: int):
     )
 
 
-def ngram_buckets(tokens, family) -> jax.Array:
-    """Jittable buckets ``int32 [B, L, H]`` of ``tokens [B, L]`` (left-padded with id 0)."""
+def ngram_buckets(tokens, multipliers, salts, moduli) -> jax.Array:
+    """Jittable buckets ``int32 [B, L, H]`` of ``tokens [B, L]`` (left-padded with id 0).
+
+    ``multipliers [H, N]``, ``salts [H]`` (a layer's draw, traced in a scanned stack) and
+    ``moduli [H]``: an :class:`lshsim.hashing.NGram`'s.
+    """
     from lshsim.hashing.ngram import ngram_hash
 
-    return ngram_hash(
-        tokens, family.multipliers, family.salts, family.moduli, xp=jnp, pad_id=0
-    ).reshape(*tokens.shape, len(family.moduli))
+    return ngram_hash(tokens, multipliers, salts, moduli, xp=jnp, pad_id=0).reshape(
+        *tokens.shape, len(moduli)
+    )
 
 
 def ngram_layer(module, x2, token_ids, cfg, dt):
     """``(gated out [N, d], head 0's bucket [N], buckets [N, H], {})`` of ``token_ids [B, L]``."""
-    family = ngram_family(cfg, module.stack, module.layer)
-    primes = [int(m) for m in family.moduli]
-    buckets = ngram_buckets(token_ids, family).reshape(-1, len(primes))  # [N, H]
+    from lshsim.hashing.ngram import ngram_moduli
+
+    draw = NGRAM.constants(module)
+    primes = [int(m) for m in ngram_moduli(cfg.num_buckets, cfg.lookup_heads)]
+    buckets = ngram_buckets(token_ids, draw["multipliers"], draw["salts"], primes)
+    buckets = buckets.reshape(-1, len(primes))  # [N, H]
     offsets = np.concatenate([[0], np.cumsum(primes)[:-1]]).astype(np.int32)
     rows = buckets + jnp.asarray(offsets)
     ones = jnp.ones(rows.shape, jnp.float32)

@@ -95,7 +95,7 @@ def _abstract(out):
     from lshsim.t5.steps import abstract_state
 
     config, _ = ckpt.read_run(out)
-    return abstract_state(config, finetune_optimizer(1e-3))
+    return abstract_state(config, finetune_optimizer(config, 1e-3))
 
 
 def test_glue_mixture_via_cli(pretrained, tmp_path, capsys):
