@@ -55,7 +55,7 @@ import numpy as np
 
 from lshsim.t5 import altup_gemma3n, memory, scan
 from lshsim.t5.configs import T5Config
-from lshsim.t5.lookups import lookup_of
+from lshsim.t5.layer_stack import layer_data, memory_step, scanned_layers
 from lshsim.t5.memory_methods import get_method
 
 #: Additive attention bias for masked positions (as T5X).
@@ -255,30 +255,6 @@ def _expert(module: nn.Module, data):
     return memory.PartialExpert(cfg, module.stack, module.index, constants, name="expert")
 
 
-def memory_step(config: T5Config, x, layer_fn, index, name: str):
-    """One layer of a widened stack: Algorithm 2 (or Gemma 3n's AltUp) around ``layer_fn``.
-
-    The layer's coefficients are a module called ``name`` in the caller's scope
-    (``altup_{i}`` in an unrolled stack, ``altup`` inside the scanned layer).
-
-    Args:
-        config: a widened model's config.
-        x: the ``K`` stacked blocks ``[K, B, L, d]``.
-        layer_fn: the layer, ``[B, L, d] -> [B, L, d]``.
-        index: the layer's index in its stack (an int, or traced in a scanned stack).
-        name: the coefficient module's name.
-
-    Returns:
-        The blocks after the layer, ``[K, B, L, d]``.
-    """
-    block = memory.compute_block(config, index)
-    if not get_method(config.memory).wide_embedding:
-        k, d, eps = config.memory_k, config.d_model, config.layer_norm_eps
-        return altup_gemma3n.Gemma3nAltUp(k, d, eps, name=name)(x, layer_fn, block)
-    p, g = memory.AltUpCoefficients(config.memory_k, name=name)()
-    return memory.predict_compute_correct(x, layer_fn, p, g, block)
-
-
 def _layer_step(module: nn.Module, x, layer_fn, data):
     """A layer module's output: ``layer_fn(x)`` unrolled, ``(x', None)`` scanned.
 
@@ -364,68 +340,6 @@ class DecoderLayer(nn.Module):
             return x if expert is None else x + expert(x_in, tokens, deterministic)
 
         return _layer_step(self, x, layer, data)
-
-
-#: What the scanned layers' backward pass keeps of the forward (the rest is recomputed):
-#: matrix products' outputs (JAX's ``checkpoint_dots`` rematerialisation policy).
-SCAN_SAVES = jax.checkpoint_policies.checkpoint_dots
-
-
-def scanned_layers(layer: type[nn.Module], config: T5Config, count: int, args: int) -> type:
-    """``layer`` as one ``nn.scan`` over ``count`` layers (``config.scanned``).
-
-    Every variable collection gains a leading ``layers`` axis (parameters, the probe's
-    ``intermediates``, the router's ``aux_loss``); dropout draws are split per layer; the
-    ``args`` arguments after the carried ``x`` are the same for every layer, and one more,
-    :func:`layer_data`, is sliced per layer (its index and its lookup's constants). The
-    backward pass keeps each layer's matrix products (:data:`SCAN_SAVES`) and recomputes the
-    elementwise rest, as XLA's fusion does on the unrolled layers: without it the scan stored
-    every elementwise intermediate of every layer (``base`` Token-ID r5 on 1 x 2: 60.1 GB per
-    device, against 47.0 GB with it and 45.4 GB unrolled; FLOPs per step 1.102e14 with it,
-    1.099e14 without).
-
-    Args:
-        layer: :class:`EncoderLayer` or :class:`DecoderLayer`.
-        config: the model config.
-        count: layers in the stack.
-        args: number of arguments after ``x`` (broadcast to every layer).
-
-    Returns:
-        The scanned module class; build it with ``scan=True`` and call it like ``layer`` with
-        the stack's :func:`layer_data` last: it returns ``(x, None)``.
-
-    References:
-        Flax ``nn.scan``; MaxText's and T5X's ``scan_layers``.
-    """
-    # the last argument, ``deterministic``, is a Python bool (static); ``self`` is argument 0
-    body = nn.remat(layer, policy=SCAN_SAVES, prevent_cse=False, static_argnums=(args + 1,))
-    return nn.scan(
-        body,
-        variable_axes={True: 0},
-        split_rngs={"params": True, "dropout": True},
-        in_axes=(*(nn.broadcast,) * args, 0),
-        length=count,
-        metadata_params={nn.PARTITION_NAME: "layers"},
-    )
-
-
-def layer_data(config: T5Config, stack: int, count: int) -> dict:
-    """What differs between a stack's layers beside their parameters, stacked over the layers.
-
-    Args:
-        config: the model config.
-        stack: 0 (encoder) or 1 (decoder).
-        count: the stack's layers.
-
-    Returns:
-        ``{"index": int32 [count], "constants": ...}``: the layers' indices (a widened stack's
-        computed block is a function of it) and the lookup's per-layer constants
-        (:meth:`lshsim.t5.lookups.Lookup.layer_constants`, each stacked on a leading axis).
-    """
-    lookup = lookup_of(config)
-    per = [lookup.layer_constants(config, stack, i) if lookup else {} for i in range(count)]
-    constants = jax.tree.map(lambda *a: np.stack(a), *per) if per and per[0] else {}
-    return {"index": np.arange(count, dtype=np.int32), "constants": constants}
 
 
 def _run_layers(module: nn.Module, x, layer: type, args: tuple, count: int, deterministic: bool):

@@ -1,6 +1,6 @@
 """Scanned layers (``T5Config.scan_layers``): the parameter layout, the optimiser, the cost.
 
-With ``scan_layers`` each stack's layers are one ``nn.scan`` (:func:`lshsim.t5.model.
+With ``scan_layers`` each stack's layers are one ``nn.scan`` (:func:`lshsim.t5.layer_stack.
 scanned_layers`): the parameters of ``encoder/layers_0 .. layers_{L-1}`` become one subtree
 ``encoder/layers`` whose leaves carry a leading axis of ``L`` (the logical axis ``layers``,
 never split). This module owns what follows from that layout:

@@ -86,7 +86,7 @@ class Lookup:
         """The fixed arrays one layer reads beside its parameters (hash draws); ``{}``: none.
 
         Every layer's arrays have the same shapes: a scanned stack feeds layer ``i`` the
-        ``i``-th slice of their stack (:func:`lshsim.t5.model.layer_data`), an unrolled
+        ``i``-th slice of their stack (:func:`lshsim.t5.layer_stack.layer_data`), an unrolled
         one reads them here.
 
         Args:
