@@ -166,7 +166,10 @@ def _train_losses(run_dir):
 
 @pytest.mark.slow
 def test_sigkill_then_resume_reproduces_the_uninterrupted_losses(capsys, tmp_path, small_corpus):
-    """A real ``kill -9`` of ``lshsim train`` mid-run, then ``--resume``: the same losses."""
+    """A real ``kill -9`` of ``lshsim train`` mid-run, then ``--resume``: the same losses.
+
+    The run is unrolled (``--no-scan-layers``, as every run was before scanning became the
+    default) and resumed without the flag: it keeps its recorded layout."""
     steps = 24  # killed after step 5, so resumed from a checkpoint (every 3 steps) mid-run
     common = [
         "--config",
@@ -185,12 +188,13 @@ def test_sigkill_then_resume_reproduces_the_uninterrupted_losses(capsys, tmp_pat
         "100",
         "--json",
     ]
-    code, _, _ = _run(capsys, "train", "--out", str(tmp_path / "a"), *common)
+    unrolled = [*common, "--no-scan-layers"]
+    code, _, _ = _run(capsys, "train", "--out", str(tmp_path / "a"), *unrolled)
     assert code == 0
     killed = tmp_path / "b"
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lshsim.cli", "train", "--out", str(killed), *common],
+        [sys.executable, "-m", "lshsim.cli", "train", "--out", str(killed), *unrolled],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -211,3 +215,4 @@ def test_sigkill_then_resume_reproduces_the_uninterrupted_losses(capsys, tmp_pat
     code, _, _ = _run(capsys, "train", "--out", str(killed), "--resume", *common)
     assert code == 0
     assert _train_losses(killed) == _train_losses(tmp_path / "a")
+    assert json.loads((killed / "run.json").read_text())["config"]["scan_layers"] is False

@@ -133,6 +133,16 @@ def test_every_variant_scans_with_the_unrolled_init_and_losses(micro, variant):
     _close(unstack_layers(end1), end0, 1e-3)
 
 
+def test_a_record_without_the_field_is_unrolled(micro):
+    """Runs recorded before scanning was the default have no ``scan_layers``: unrolled."""
+    from lshsim.t5.configs import T5Config
+
+    record = micro.to_dict()
+    assert T5Config.from_dict(record).scan_layers is True
+    del record["scan_layers"]
+    assert T5Config.from_dict(record).scan_layers is False
+
+
 def test_engram_runs_unrolled(micro):
     """Engram's layers have tables of different sizes (primes per layer): its model runs
     unrolled under the default (the CLI refuses an explicit ``--scan-layers``:

@@ -61,7 +61,8 @@ class NGram(Lookup):
         from lshsim.t5.lookups.ngram_layer import ngram_layer
         from lshsim.t5.lookups.tables import slot_expert
 
-        return slot_expert(module, x, token_ids, ngram_layer)
+        draw = self.constants(module)
+        return slot_expert(module, x, token_ids, lambda *a: ngram_layer(*a, draw=draw))
 
     def probe_family(self, cfg) -> tuple[str | None, dict]:
         """Predicted by :mod:`~lshsim.t5.lookups.probe_theory` (window sharing + 1/m_0)."""

@@ -32,7 +32,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lshsim.t5.lookups.ngram import NGRAM
 from lshsim.t5.lookups.tables import param, rms, values
 
 
@@ -60,11 +59,13 @@ def ngram_buckets(tokens, multipliers, salts, moduli) -> jax.Array:
     )
 
 
-def ngram_layer(module, x2, token_ids, cfg, dt):
-    """``(gated out [N, d], head 0's bucket [N], buckets [N, H], {})`` of ``token_ids [B, L]``."""
+def ngram_layer(module, x2, token_ids, cfg, dt, draw):
+    """``(gated out [N, d], head 0's bucket [N], buckets [N, H], {})`` of ``token_ids [B, L]``.
+
+    ``draw``: the layer's hash draw (:meth:`lshsim.t5.lookups.ngram.NGram.layer_constants`).
+    """
     from lshsim.hashing.ngram import ngram_moduli
 
-    draw = NGRAM.constants(module)
     primes = [int(m) for m in ngram_moduli(cfg.num_buckets, cfg.lookup_heads)]
     buckets = ngram_buckets(token_ids, draw["multipliers"], draw["salts"], primes)
     buckets = buckets.reshape(-1, len(primes))  # [N, H]
