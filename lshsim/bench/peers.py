@@ -29,6 +29,8 @@ tune                    datasketch ``_optimal_param`` (threshold form, same     
                         inputs; exact, normalised rates)
 altup                   the baseline T5 step                                      <= 1.10x
 t5                      transformers T5 on torch (CPU), tiny and small            >= 1.5x
+scan_compile            ``lshsim plan`` of base per paper variant, unrolled       <= 30 s
+                        (``--no-scan-layers``); CPU seconds scanned
 ======================  ========================================================  =========
 
 Every comparison is interleaved (:func:`lshsim.bench.timing.interleaved`) so machine noise

@@ -94,6 +94,7 @@ def test_cli_lists_cases_and_refuses_unknown_ones():
         "t5",
         "sweep_scaling",
         "compile",
+        "scan_compile",
         "tune",
     ]
     bad = subprocess.run([sys.executable, script, "--only", "nope"], capture_output=True, text=True)
