@@ -40,7 +40,7 @@ def _model(cfg):
     @jax.jit
     def apply(params, enc, dec):
         out, st = model.apply({"params": params}, enc, dec, dec, mutable=["intermediates"])
-        return out, {"intermediates": to_layout(st["intermediates"], scanned=False)}
+        return out, {"intermediates": to_layout(st.get("intermediates", {}), scanned=False)}
 
     return init_params(cfg, jax.random.key(0)), apply
 
