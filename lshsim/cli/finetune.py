@@ -69,6 +69,13 @@ def add_parser(sub) -> None:
     opt.add_argument("--lr", type=float, metavar="X", help="constant learning rate (default 1e-3)")
     opt.add_argument("--dropout", type=float, metavar="P", help="dropout rate (default 0.1)")
     opt.add_argument("--seed", type=int, metavar="s", help="seed (default 0)")
+    opt.add_argument(
+        "--scan-layers",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="layers scanned (the default) or unrolled; the pretrained parameters are "
+        "converted from the layout they were saved in",
+    )
     keep = ft.add_argument_group("evaluation and checkpoints")
     keep.add_argument("--eval-every", type=int, metavar="K", help="evaluate every K steps")
     keep.add_argument(
@@ -142,6 +149,7 @@ def run_finetune(args: argparse.Namespace) -> int:
         mesh=args.mesh,
         devices=args.devices,
         progress=not args.json,
+        scan_layers=args.scan_layers,
     )
     if args.json:
         clean = {

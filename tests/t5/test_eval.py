@@ -30,9 +30,12 @@ KEYS = {
 
 @pytest.fixture(scope="module")
 def run(micro, small_corpus, tmp_path_factory):
-    """A 3-step micro run (batch 4) and train's summary."""
+    """A 3-step micro run (batch 4) and train's summary, unrolled (``--no-scan-layers``, as
+    runs before scanning was the default): ``eval`` and ``eval --bands`` read it in its own
+    layout (test_checkpoint_faults.py evaluates scanned runs)."""
     out = tmp_path_factory.mktemp("eval") / "run"
-    res = train(micro, out, steps=3, corpus=[small_corpus], learning_rate=0.1, progress=False)
+    cfg = micro.replace(scan_layers=False)
+    res = train(cfg, out, steps=3, corpus=[small_corpus], learning_rate=0.1, progress=False)
     return out, res
 
 

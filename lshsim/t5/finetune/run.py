@@ -46,6 +46,7 @@ from lshsim.t5 import checkpoint as ckpt
 from lshsim.t5.finetune import metrics as M
 from lshsim.t5.finetune.mixture import DEFAULT_CAP, mixing_rates, sample_tasks
 from lshsim.t5.finetune.tasks import BENCHMARK_TASKS, Example, get_task, load_split
+from lshsim.t5.scan import to_layout
 
 __all__ = ["FinetuneOptions", "finetune", "finetune_optimizer", "task_names"]
 
@@ -71,6 +72,7 @@ class FinetuneOptions:
     cap: int | None = DEFAULT_CAP
     eval_examples: int | None = None
     keep_checkpoints: int = 3
+    scan_layers: bool = True
 
 
 def task_names(task: str) -> tuple[str, ...]:
@@ -251,6 +253,7 @@ def finetune(
     devices: int | None = None,
     progress: bool = False,
     on_step: Callable[[int, dict], None] | None = None,
+    scan_layers: bool | None = None,
 ) -> dict[str, Any]:
     """Fine-tune the pretrained run ``run`` on ``task`` (a task or ``glue``/``super_glue``).
 
@@ -280,6 +283,9 @@ def finetune(
         devices: a data-parallel mesh of this many devices (default: all of them).
         progress: show a progress bar.
         on_step: ``on_step(step, record)`` after each logged step.
+        scan_layers: run the layers scanned (default) or unrolled (``False``), converting the
+            pretrained parameters from the layout they were saved in
+            (:func:`lshsim.t5.scan.to_layout`; an Engram model is always unrolled).
 
     Returns:
         ``step``, ``dev`` (split -> metrics of the last evaluation), ``averages``,
@@ -306,6 +312,7 @@ def finetune(
         seed=seed,
         cap=cap,
         eval_examples=eval_examples,
+        scan_layers=scan_layers,
     )
     opts, recorded, train_ex, evals = _settle(out, resume, given, run, data, keep_checkpoints)
     the_mesh = sharding.mesh_from_options(mesh, devices)
@@ -363,7 +370,9 @@ def _compiled(config, optimizer, opts: FinetuneOptions, mesh):
     return abstract, shardings, step_fn, make_greedy_decoder(config, opts.target_length, mesh)
 
 
-def _checked(*, task, batch_size, learning_rate, dropout, seed, cap, eval_examples) -> dict:
+def _checked(
+    *, task, batch_size, learning_rate, dropout, seed, cap, eval_examples, scan_layers
+) -> dict:
     """The given options, checked (``None``: not given)."""
 
     def opt(value, check):
@@ -380,6 +389,7 @@ def _checked(*, task, batch_size, learning_rate, dropout, seed, cap, eval_exampl
         "seed": opt(seed, lambda v: check_int("seed", v, 0)),
         "cap": opt(cap, lambda v: check_int("cap", v, 1)),
         "eval_examples": opt(eval_examples, lambda v: check_int("eval_examples", v, 1)),
+        "scan_layers": opt(scan_layers, bool),
     }
 
 
@@ -434,8 +444,8 @@ def _start(out: Path, opts: FinetuneOptions, recorded, step):
     """``(options, fine-tuning config, state, optimiser)`` of the run in ``out``.
 
     A new run starts from the pretrained checkpoint (its files written to ``out``; its config
-    and layout, scanned or unrolled, are the pretrained run's); a resumed one returns
-    ``state=None`` (the caller restores it).
+    is the pretrained run's, in the layout of ``opts.scan_layers``, the parameters converted);
+    a resumed one returns ``state=None`` (the caller restores it).
     """
     from lshsim.t5.loop import restore_run
 
@@ -444,12 +454,12 @@ def _start(out: Path, opts: FinetuneOptions, recorded, step):
         return opts, config, None, finetune_optimizer(config, opts.learning_rate)
     config, _, pre_state = restore_run(Path(opts.pretrained), step)
     opts = dataclasses.replace(opts, pretrained_step=int(pre_state["step"]))
-    ft_config = dataclasses.replace(config, dropout_rate=opts.dropout)
+    ft_config = config.replace(dropout_rate=opts.dropout, scan_layers=opts.scan_layers)
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(Path(opts.pretrained) / ckpt.TOKENIZER_FILE, out / ckpt.TOKENIZER_FILE)
     ckpt.write_run(out, ft_config, {"kind": "finetune", **dataclasses.asdict(opts)})
     (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
-    params = pre_state["params"]
+    params = to_layout(pre_state["params"], ft_config.scanned)
     optimizer = finetune_optimizer(ft_config, opts.learning_rate)
     state = {"step": np.asarray(0, np.int32), "params": params, "opt_state": optimizer.init(params)}
     return opts, ft_config, state, optimizer

@@ -23,12 +23,16 @@ def keyword_sst2(n: int, seed: int) -> str:
 
 @pytest.fixture(scope="session")
 def pretrained(micro, small_corpus, tmp_path_factory):
-    """A micro model pretrained for 2 steps (the run folder a user would fine-tune)."""
+    """A micro model pretrained for 2 steps (the run folder a user would fine-tune).
+
+    Unrolled, as every run was before scanning became the default: each fine-tuning test
+    converts its parameters to the scanned layout (the fine-tuning default)."""
     pytest.importorskip("jax")
     from lshsim.t5.loop import train
 
     out = tmp_path_factory.mktemp("pre") / "run"
-    train(micro, out, steps=2, corpus=[small_corpus], learning_rate=0.1, progress=False)
+    cfg = micro.replace(scan_layers=False)
+    train(cfg, out, steps=2, corpus=[small_corpus], learning_rate=0.1, progress=False)
     return out
 
 

@@ -45,6 +45,9 @@ def test_keyword_task_reaches_90_percent(pretrained, keyword, tmp_path):
     run = json.loads((tmp_path / "ft" / ckpt.RUN_FILE).read_text())
     assert run["config"]["dropout_rate"] == 0.1
     assert run["train"]["kind"] == "finetune" and run["train"]["pretrained_step"] == 2
+    # the unrolled pretrained run, fine-tuned in the default (scanned) layout
+    assert ckpt.read_run(pretrained)[0].scan_layers is False
+    assert run["config"]["scan_layers"] is True
 
 
 def test_resume_equals_uninterrupted(pretrained, keyword, tmp_path):
