@@ -203,9 +203,8 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         help="run each stack's layers as one scan over stacked parameters (MaxText's "
         "scan_layers; the default): compiles in seconds at any depth, the same initial "
-        "parameters, function and updates as --no-scan-layers (unrolled layers_{i}); "
-        f"unrolled always for --lookup {' or '.join(_unscannable())} (tables of another size "
-        "per layer)",
+        "parameters, function and updates as --no-scan-layers (unrolled layers_{i})"
+        + "".join(f"; --lookup {name} always runs unrolled" for name in _unscannable()),
     )
     install_aliases(p, "memory")
 

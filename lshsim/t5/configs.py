@@ -99,9 +99,9 @@ class T5Config:
             updates as the unrolled model (:mod:`lshsim.t5.scan` converts parameters both
             ways; the optimiser runs per layer): what differs between layers (a widened
             stack's computed block, a lookup's per-layer hash draw) is scanned data. Dropout
-            draws differ between the layouts. A lookup whose layers have tables of
-            different sizes (``engram``: primes found per layer) has no two layers alike to
-            stack, so its model runs unrolled whatever this says (:attr:`scanned`). A record
+            draws differ between the layouts. Parameters of another size in each layer
+            (``engram``'s tables: primes found per layer) stay per layer beside the scan. A
+            plugin lookup that cannot be scanned runs unrolled (:attr:`scanned`). A record
             without the field (written before it existed) is unrolled (:meth:`from_dict`).
 
     See :mod:`lshsim.t5.lookups` for the ``productkey``, ``ngram`` and ``engram`` lookups.
@@ -157,10 +157,10 @@ class T5Config:
 
     @property
     def scanned(self) -> bool:
-        """Whether the stacks run scanned: ``scan_layers``, unless the lookup's layers differ.
+        """Whether the stacks run scanned: ``scan_layers``, unless the lookup cannot be.
 
-        Layers differ when their tables have different shapes
-        (:attr:`lshsim.t5.lookups.Lookup.scannable`; ``engram``).
+        Every built-in lookup can; a plugin's may declare otherwise
+        (:attr:`lshsim.t5.lookups.Lookup.scannable`).
         """
         lookup = lookup_of(self)
         return self.scan_layers and (lookup is None or lookup.scannable)

@@ -262,7 +262,8 @@ def params_from_hf(state_dict: Mapping[str, Any], cfg: T5Config) -> dict:
             ``*.embed_tokens.weight`` that differs from ``shared.weight``.
     """
     if cfg.scanned:  # HF's blocks are the unrolled layers: stacked after
-        return scan.stack_layers(params_from_hf(state_dict, cfg.replace(scan_layers=False)))
+        unrolled = params_from_hf(state_dict, cfg.replace(scan_layers=False))
+        return scan.stack_layers(unrolled, scan.ragged_paths(cfg))
     shapes = _expected_shapes(cfg)
     key_map = list(_key_map(cfg))
     missing = [k for k, _, _ in key_map if k not in state_dict]

@@ -25,7 +25,7 @@ from lshsim.t5.configs import T5Config
 from lshsim.t5.lookups import lookup_of
 from lshsim.t5.memory_methods import get_method
 
-__all__ = ["SCAN_SAVES", "layer_data", "memory_step", "scanned_layers"]
+__all__ = ["SCAN_SAVES", "RaggedParams", "layer_data", "memory_step", "scanned_layers"]
 
 
 def memory_step(config: T5Config, x, layer_fn, index, name: str):
@@ -112,3 +112,59 @@ def layer_data(config: T5Config, stack: int, count: int) -> dict:
     per = [lookup.layer_constants(config, stack, i) if lookup else {} for i in range(count)]
     constants = jax.tree.map(lambda *a: np.stack(a), *per) if per and per[0] else {}
     return {"index": np.arange(count, dtype=np.int32), "constants": constants}
+
+
+class _Params(nn.Module):
+    """Parameters ``(name, shape, initialiser, logical axis names)``, in this scope."""
+
+    specs: tuple
+
+    @nn.compact
+    def __call__(self) -> dict:
+        """``{name: parameter}``."""
+        from lshsim.t5.lookups.tables import param
+
+        return {
+            name: param(self, name, init, shape, names) for name, shape, init, names in self.specs
+        }
+
+
+class _LayerRagged(nn.Module):
+    """One layer's ragged parameters under ``expert`` (the path the unrolled layer gives them)."""
+
+    specs: tuple
+
+    @nn.compact
+    def __call__(self) -> dict:
+        """``{name: parameter}``."""
+        return _Params(self.specs, name="expert")()
+
+
+class RaggedParams(nn.Module):
+    """A scanned stack's parameters of another shape in each layer (Engram's tables).
+
+    ``ragged/layers_{i}/expert/{name}`` for each of the lookup's
+    :meth:`~lshsim.t5.lookups.Lookup.ragged_params`: kept per layer beside the scan (the
+    optimiser treats each as its own leaf, as unrolled), read by the layer through
+    :meth:`~lshsim.t5.lookups.Lookup.ragged_param`.
+
+    Attributes:
+        config: the model config.
+        stack: 0 (encoder) or 1 (decoder).
+        count: the stack's layers.
+    """
+
+    config: T5Config
+    stack: int
+    count: int
+
+    @nn.compact
+    def __call__(self) -> tuple[dict, ...]:
+        """One ``{name: parameter}`` per layer."""
+        lookup = lookup_of(self.config)
+        out = []
+        for i in range(self.count):
+            specs = lookup.ragged_params(self.config, self.stack, i)
+            spec = tuple((name, *value) for name, value in specs.items())
+            out.append(_LayerRagged(spec, name=f"layers_{i}")())
+        return tuple(out)

@@ -88,12 +88,15 @@ class PartialExpert(nn.Module):
         layer: the layer's index within its stack.
         constants: the layer's :meth:`~lshsim.t5.lookups.Lookup.layer_constants` as a
             scanned stack slices them (``None``: drawn from ``stack`` and ``layer``).
+        ragged: in a scanned stack, every layer's :meth:`~lshsim.t5.lookups.Lookup.
+            ragged_params` (a tuple, one dict per layer); ``None``: the layer's own.
     """
 
     config: T5Config
     stack: int
     layer: int
     constants: Any = None
+    ragged: Any = None
 
     @nn.compact
     def __call__(self, x, token_ids, deterministic: bool = True):

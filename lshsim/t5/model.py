@@ -55,7 +55,8 @@ import numpy as np
 
 from lshsim.t5 import altup_gemma3n, memory, scan
 from lshsim.t5.configs import T5Config
-from lshsim.t5.layer_stack import layer_data, memory_step, scanned_layers
+from lshsim.t5.layer_stack import RaggedParams, layer_data, memory_step, scanned_layers
+from lshsim.t5.lookups import lookup_of
 from lshsim.t5.memory_methods import get_method
 
 #: Additive attention bias for masked positions (as T5X).
@@ -242,17 +243,18 @@ class MLP(nn.Module):
         return dense(cfg.d_model, kernel_init=wo, name="wo")(h).reshape(shape)
 
 
-def _expert(module: nn.Module, data):
+def _expert(module: nn.Module, data, ragged):
     """The layer's partial expert (Algorithm 1's ``w(x) f_i(x)``), or ``None`` without a lookup.
 
     ``data``: the scanned layer's slice of :func:`layer_data` (``None`` unrolled: the lookup
-    draws its layer's constants from ``module.index``).
+    draws its layer's constants from ``module.index``); ``ragged``: a scanned stack's
+    :class:`~lshsim.t5.layer_stack.RaggedParams` (``None``: the layer's own parameters).
     """
     cfg = module.config
     if cfg.lookup == "none":
         return None
     constants = None if data is None else data["constants"]
-    return memory.PartialExpert(cfg, module.stack, module.index, constants, name="expert")
+    return memory.PartialExpert(cfg, module.stack, module.index, constants, ragged, name="expert")
 
 
 def _layer_step(module: nn.Module, x, layer_fn, data):
@@ -279,10 +281,11 @@ class EncoderLayer(nn.Module):
     scan: bool = False  # a body of nn.scan: returns (x, None)
 
     @nn.compact
-    def __call__(self, x, bias, tokens=None, deterministic: bool = True, data=None):
+    def __call__(self, x, bias, tokens=None, ragged=None, deterministic: bool = True, data=None):
         """One encoder layer on ``x [B, L, d]``; ``bias`` is position bias plus mask.
 
-        ``data``: the scanned layer's slice of :func:`layer_data` (unrolled: ``None``).
+        ``data``: the scanned layer's slice of :func:`layer_data`, ``ragged`` the stack's
+        :class:`~lshsim.t5.layer_stack.RaggedParams` (unrolled: ``None``).
         """
         cfg = self.config
         norm = functools.partial(RMSNorm, cfg.layer_norm_eps, jnp.dtype(cfg.dtype))
@@ -290,7 +293,7 @@ class EncoderLayer(nn.Module):
         # built here, called in ``layer`` (which a widened step may call from its own module)
         norm_a, attention = norm(name="pre_attention_layer_norm"), Attention(cfg, name="attention")
         norm_m, mlp = norm(name="pre_mlp_layer_norm"), MLP(cfg, name="mlp")
-        expert = _expert(self, data)
+        expert = _expert(self, data, ragged)
 
         def layer(x):
             x_in = x
@@ -312,7 +315,15 @@ class DecoderLayer(nn.Module):
 
     @nn.compact
     def __call__(
-        self, x, encoded, self_bias, cross_bias, tokens=None, deterministic: bool = True, data=None
+        self,
+        x,
+        encoded,
+        self_bias,
+        cross_bias,
+        tokens=None,
+        ragged=None,
+        deterministic: bool = True,
+        data=None,
     ):
         """One decoder layer on ``x [B, T, d]`` attending to ``encoded [B, L, d or K d]``."""
         cfg = self.config
@@ -328,7 +339,7 @@ class DecoderLayer(nn.Module):
             Attention(cfg, name="encoder_decoder_attention"),
         )
         norm_m, mlp = norm(name="pre_mlp_layer_norm"), MLP(cfg, name="mlp")
-        expert = _expert(self, data)
+        expert = _expert(self, data, ragged)
 
         def layer(x):
             x_in = x
@@ -368,6 +379,18 @@ def _run_layers(module: nn.Module, x, layer: type, args: tuple, count: int, dete
 
         x = memory_step(cfg, x, fn, i, f"altup_{i}") if cfg.widened else fn(x)
     return x
+
+
+def _ragged(cfg: T5Config, stack: int, count: int):
+    """A scanned stack's per-layer parameters of another shape in each layer, else ``None``.
+
+    Built in the calling stack's scope as ``ragged`` (:class:`~lshsim.t5.layer_stack.
+    RaggedParams`); unrolled layers create their own.
+    """
+    lookup = lookup_of(cfg)
+    if not cfg.scanned or lookup is None or not lookup.ragged_params(cfg, stack, 0):
+        return None
+    return RaggedParams(cfg, stack, count, name="ragged")()
 
 
 def _leave_stack(cfg: T5Config, x, mode: str):
@@ -438,7 +461,8 @@ class Encoder(nn.Module):
         position = _stack_bias(cfg, bidirectional=True)(length, length)
         bias = (position, _mask_bias(valid[:, :, None] & valid[:, None, :]))
 
-        args = (bias, tokens, deterministic)
+        ragged = _ragged(cfg, 0, cfg.num_encoder_layers)
+        args = (bias, tokens, ragged, deterministic)
         x = _run_layers(self, x, EncoderLayer, args, cfg.num_encoder_layers, deterministic)
         x = _leave_stack(cfg, x, cfg.memory_cross)
         x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="encoder_norm")(x)
@@ -474,7 +498,8 @@ class Decoder(nn.Module):
         self_bias = (position, _mask_bias(causal & dec_valid[:, :, None] & dec_valid[:, None, :]))
         cross_bias = (None, _mask_bias(dec_valid[:, :, None] & enc_valid[:, None, :]))
 
-        args = (encoded, self_bias, cross_bias, decoder_input_tokens, deterministic)
+        ragged = _ragged(cfg, 1, cfg.num_decoder_layers)
+        args = (encoded, self_bias, cross_bias, decoder_input_tokens, ragged, deterministic)
         x = _run_layers(self, x, DecoderLayer, args, cfg.num_decoder_layers, deterministic)
         x = _leave_stack(cfg, x, cfg.memory_output)
         x = RMSNorm(cfg.layer_norm_eps, jnp.dtype(cfg.dtype), name="decoder_norm")(x)
@@ -576,7 +601,8 @@ def init_params(config: T5Config, rng: jax.Array) -> dict:
     (``encoder/layers_3/...``), which a scan's layers do not have.
     """
     if config.scanned:
-        return scan.stack_layers(init_params(config.replace(scan_layers=False), rng))
+        unrolled = init_params(config.replace(scan_layers=False), rng)
+        return scan.stack_layers(unrolled, scan.ragged_paths(config))
     return nn.meta.unbox(_boxed_params(config, rng))
 
 

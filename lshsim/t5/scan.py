@@ -25,11 +25,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 __all__ = [
+    "RAGGED_KEY",
     "SCAN_KEY",
     "LayerwiseState",
     "body_cost",
     "loop_cost",
     "per_layer",
+    "ragged_paths",
     "stack_layers",
     "to_layout",
     "unstack_layers",
@@ -39,6 +41,8 @@ __all__ = [
 
 #: The scanned stack's parameter key (``encoder/layers``; unrolled: ``layers_{i}``).
 SCAN_KEY = "layers"
+#: A scanned stack's per-layer leaves of another shape in each layer (``ragged/layers_{i}``).
+RAGGED_KEY = "ragged"
 _UNROLLED = "layers_"
 #: The other per-layer modules of an unrolled stack (``altup_{i}``: a widened stack's
 #: coefficients) and their key inside the scanned layer (``layers/altup``).
@@ -59,14 +63,17 @@ def _is_per_layer(key: str) -> bool:
     return any(_index(key, p) is not None for p in (_UNROLLED, *_BESIDE))
 
 
-def stack_layers(tree: Mapping) -> dict:
+def stack_layers(tree: Mapping, ragged: tuple[tuple[str, ...], ...] = ()) -> dict:
     """The unrolled layout's ``{encoder,decoder}/layers_{i}`` stacked into ``.../layers``.
 
-    A widened stack's ``altup_{i}`` goes with its layer, as ``layers/altup``.
+    A widened stack's ``altup_{i}`` goes with its layer, as ``layers/altup``; the ``ragged``
+    leaves stay per layer, as ``ragged/layers_{i}/...``.
 
     Args:
         tree: a parameter-shaped tree of the unrolled model (parameters, gradients, sown
             intermediates): ``{"encoder": {"layers_0": ..., ...}, "decoder": {...}, ...}``.
+        ragged: paths within a layer of leaves whose shape differs from layer to layer
+            (:func:`ragged_paths`; Engram's ``("expert", "table")``).
 
     Returns:
         The scanned model's tree: each stack's ``layers_{i}`` replaced by ``layers``, whose
@@ -91,8 +98,47 @@ def stack_layers(tree: Mapping) -> dict:
                 if f"{prefix}{i}" in stack:
                     layer[key] = stack[f"{prefix}{i}"]
             layers.append(layer)
+        layers, apart = _split_ragged(layers, ragged)
         rest = {k: v for k, v in stack.items() if not _is_per_layer(k)}
-        out[name] = {**rest, SCAN_KEY: jax.tree.map(stacked, *layers)}
+        out[name] = {**rest, SCAN_KEY: jax.tree.map(stacked, *layers), **apart}
+    return out
+
+
+def ragged_paths(config) -> tuple[tuple[str, ...], ...]:
+    """The paths within a layer of ``config``'s ragged parameters (``()``: none).
+
+    The lookup's :meth:`~lshsim.t5.lookups.Lookup.ragged_params`, under the layer's
+    ``expert``.
+    """
+    from lshsim.t5.lookups import lookup_of
+
+    lookup = lookup_of(config)
+    names = lookup.ragged_params(config, 0, 0) if lookup is not None else {}
+    return tuple(("expert", name) for name in names)
+
+
+def _split_ragged(layers: list[dict], ragged) -> tuple[list[dict], dict]:
+    """``(layers, {RAGGED_KEY: ...})``: the ``ragged`` leaves moved out of the layers.
+
+    They stay per layer, as ``ragged/layers_{i}/<path>`` (Engram's tables: a size per
+    layer), beside the stacked rest; ``({}``, no key) without ragged leaves.
+    """
+    from flax.traverse_util import flatten_dict, unflatten_dict
+
+    flat = [flatten_dict(layer) for layer in layers]
+    odd = set(ragged) & set(flat[0])
+    if not odd:
+        return layers, {}
+    kept = [unflatten_dict({p: v for p, v in f.items() if p not in odd}) for f in flat]
+    ragged = {f"{_UNROLLED}{i}": unflatten_dict({p: f[p] for p in odd}) for i, f in enumerate(flat)}
+    return kept, {RAGGED_KEY: ragged}
+
+
+def _deep_merge(a: Mapping, b: Mapping) -> dict:
+    """``a`` and ``b`` (disjoint leaves) as one nested dict."""
+    out = dict(a)
+    for key, value in b.items():
+        out[key] = _deep_merge(out[key], value) if key in out else value
     return out
 
 
@@ -106,9 +152,11 @@ def unstack_layers(tree: Mapping) -> dict:
             continue
         layers = stack[SCAN_KEY]
         count = jax.tree.leaves(layers)[0].shape[0]
-        rest = {k: v for k, v in stack.items() if k != SCAN_KEY}
+        ragged = stack.get(RAGGED_KEY, {})
+        rest = {k: v for k, v in stack.items() if k not in (SCAN_KEY, RAGGED_KEY)}
         for i in range(count):
             layer = jax.tree.map(lambda a, i=i: a[i], dict(layers))
+            layer = _deep_merge(layer, ragged.get(f"{_UNROLLED}{i}", {}))
             for prefix, key in _BESIDE.items():
                 if key in layer:
                     rest[f"{prefix}{i}"] = layer.pop(key)
@@ -117,15 +165,16 @@ def unstack_layers(tree: Mapping) -> dict:
     return out
 
 
-def to_layout(tree: Mapping, scanned: bool) -> dict:
+def to_layout(tree: Mapping, scanned: bool, ragged: tuple[tuple[str, ...], ...] = ()) -> dict:
     """``tree`` in the scanned (``True``) or unrolled layout, whichever it is in now.
 
     A checkpoint's parameters load into either model: the layout is read off the tree.
+    ``ragged``: as :func:`stack_layers` (:func:`ragged_paths` of the model's config).
     """
     is_scanned = any(isinstance(s, Mapping) and SCAN_KEY in s for s in tree.values())
     if is_scanned == scanned:
         return dict(tree)
-    return stack_layers(tree) if scanned else unstack_layers(tree)
+    return stack_layers(tree, ragged) if scanned else unstack_layers(tree)
 
 
 def _split(tree):

@@ -32,7 +32,6 @@ PLAN = ["plan", "--config", "tiny"]
         ([*PLAN, "--memory", "sum", "--blocks", "100000"], "--blocks must be an integer"),
         (["cost", "--config", "tiny", "--memory", "sum", "--blocks", "100000"], "--blocks must"),
         ([*PLAN, "--lookup", "softmax", "--buckets", str(2**40)], "--buckets must be an integer"),
-        ([*PLAN, "--lookup", "engram", "--scan-layers"], "--scan-layers: lookup engram"),
         (
             [
                 "train",

@@ -8,7 +8,7 @@ import pytest
 jax = pytest.importorskip("jax")
 
 from lshsim.t5.model import T5, init_params  # noqa: E402
-from lshsim.t5.scan import stack_layers, unstack_layers  # noqa: E402
+from lshsim.t5.scan import ragged_paths, stack_layers, unstack_layers  # noqa: E402
 from lshsim.t5.steps import init_state, make_optimizer, make_train_step  # noqa: E402
 
 B, L, T = 4, 16, 8
@@ -92,7 +92,8 @@ def test_train_steps_agree(configs):
 
 
 #: Every memory method and every lookup with per-layer data, two to a model (3 + 2 layers: an
-#: AltUp K = 2 encoder computes blocks 0, 1, 0), on micro widths.
+#: AltUp K = 2 encoder computes blocks 0, 1, 0), on micro widths; Engram's tables differ in
+#: size from layer to layer (kept per layer beside the scan).
 VARIANTS = {
     "altup+lsh": {"memory": "altup", "lookup": "lsh", "buckets": 8, "expert_rank": 2},
     "sameup+ngram": {"memory": "sameup", "memory_k": 3, "lookup": "ngram", "buckets": 16,
@@ -100,6 +101,7 @@ VARIANTS = {
     "gemma3n+crosspolytope": {"memory": "gemma3n", "lookup": "lsh", "buckets": 8,
                               "lsh_family": "crosspolytope"},
     "sum+productkey": {"memory": "sum", "lookup": "productkey", "buckets": 16, "topk": 2},
+    "engram": {"lookup": "engram", "buckets": 16, "lookup_heads": 2, "ngram": 3},
 }  # fmt: skip
 
 
@@ -127,7 +129,7 @@ def test_every_variant_scans_with_the_unrolled_init_and_losses(micro, variant):
             losses.append(float(m["loss"]))
         runs[c.scanned] = start, state["params"], losses
     (start0, end0, loss0), (start1, end1, loss1) = runs[False], runs[True]
-    _close(start1, stack_layers(start0), 0.0)
+    _close(start1, stack_layers(start0, ragged_paths(cfg)), 0.0)
     np.testing.assert_allclose(loss1, loss0, rtol=1e-4)
     assert loss0[2] != loss0[0]  # the steps moved the model
     _close(unstack_layers(end1), end0, 1e-3)
@@ -143,13 +145,20 @@ def test_a_record_without_the_field_is_unrolled(micro):
     assert T5Config.from_dict(record).scan_layers is False
 
 
-def test_engram_runs_unrolled(micro):
-    """Engram's layers have tables of different sizes (primes per layer): its model runs
-    unrolled under the default (the CLI refuses an explicit ``--scan-layers``:
-    tests/cli/test_hardening.py)."""
-    cfg = micro.replace(lookup="engram", buckets=16)
+def test_an_unscannable_plugin_lookup_runs_unrolled(micro, monkeypatch, capsys):
+    """A lookup that declares ``scannable = False`` (a plugin's) runs unrolled under the
+    default, and an explicit ``--scan-layers`` with it is one line, exit 2."""
+    from lshsim.cli.main import main
+    from lshsim.t5.lookups import LOOKUPS
+
+    monkeypatch.setattr(type(LOOKUPS["ngram"]), "scannable", False)
+    cfg = micro.replace(lookup="ngram", buckets=16)
     assert cfg.scan_layers and not cfg.scanned
-    assert "layers_0" in init_params(cfg, jax.random.key(0))["encoder"]
+    assert "layers_0" in jax.eval_shape(lambda: init_params(cfg, jax.random.key(0)))["encoder"]
+    argv = ["plan", "--config", "tiny", "--lookup", "ngram", "--scan-layers", "--batch", "4"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--scan-layers: lookup ngram" in err
 
 
 def test_hf_and_shardings_of_the_scanned_layout(configs):

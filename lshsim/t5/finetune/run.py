@@ -46,7 +46,7 @@ from lshsim.t5 import checkpoint as ckpt
 from lshsim.t5.finetune import metrics as M
 from lshsim.t5.finetune.mixture import DEFAULT_CAP, mixing_rates, sample_tasks
 from lshsim.t5.finetune.tasks import BENCHMARK_TASKS, Example, get_task, load_split
-from lshsim.t5.scan import to_layout
+from lshsim.t5.scan import ragged_paths, to_layout
 
 __all__ = ["FinetuneOptions", "finetune", "finetune_optimizer", "task_names"]
 
@@ -459,7 +459,7 @@ def _start(out: Path, opts: FinetuneOptions, recorded, step):
     shutil.copyfile(Path(opts.pretrained) / ckpt.TOKENIZER_FILE, out / ckpt.TOKENIZER_FILE)
     ckpt.write_run(out, ft_config, {"kind": "finetune", **dataclasses.asdict(opts)})
     (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
-    params = to_layout(pre_state["params"], ft_config.scanned)
+    params = to_layout(pre_state["params"], ft_config.scanned, ragged_paths(ft_config))
     optimizer = finetune_optimizer(ft_config, opts.learning_rate)
     state = {"step": np.asarray(0, np.int32), "params": params, "opt_state": optimizer.init(params)}
     return opts, ft_config, state, optimizer

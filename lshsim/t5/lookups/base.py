@@ -41,8 +41,9 @@ class Lookup:
         in_routing_study: whether the routing study (:mod:`lshsim.studies.routing`) probes it
             at initialisation (``lshsim probe`` takes every lookup).
         scannable: whether a stack's layers can run as one scanned layer (``scan_layers``):
-            every layer's parameters have the same shapes, and what else differs from layer
-            to layer is :meth:`layer_constants` (fixed arrays the scan feeds each layer).
+            what differs from layer to layer is :meth:`layer_constants` (fixed arrays the
+            scan feeds each layer) and :meth:`ragged_params` (parameters of another shape in
+            each layer, kept per layer beside the scan).
     """
 
     name: str = ""
@@ -95,6 +96,32 @@ class Lookup:
             layer: the layer's index within its stack.
         """
         return {}
+
+    def ragged_params(self, cfg, stack: int, layer: int) -> dict[str, tuple]:
+        """The expert parameters whose shape differs from layer to layer; ``{}``: none.
+
+        ``name -> (shape, initialiser, logical axis names)``. A scanned stack creates them
+        per layer beside the scan (``{stack}/ragged/layers_{i}/expert/{name}``) and the layer
+        reads its own through :meth:`ragged_param`.
+        """
+        return {}
+
+    def ragged_param(self, module, name: str, read):
+        """``read(p)`` of the layer's ragged parameter ``name`` (:meth:`ragged_params`).
+
+        Unrolled, ``p`` is the layer's own parameter; in a scanned stack the layer's index is
+        traced, so ``read`` runs on each layer's ``p`` in a ``lax.switch`` on it (every
+        result must have one shape).
+        """
+        import jax
+
+        from lshsim.t5.lookups.tables import param
+
+        if module.ragged is None:
+            shape, init, names = self.ragged_params(module.config, module.stack, module.layer)[name]
+            return read(param(module, name, init, shape, names))
+        branches = [lambda p=p: read(p[name]) for p in module.ragged]
+        return jax.lax.switch(module.constants["local"], branches)
 
     def constants(self, module) -> dict[str, Any]:
         """The :meth:`layer_constants` of ``module``'s layer (a PartialExpert).

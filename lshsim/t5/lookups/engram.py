@@ -56,7 +56,6 @@ class EngramLookup(Lookup):
     #: ``lshsim probe --lookup engram`` probes it; the routing study's figure (and the time of
     #: ``lshsim reproduce``) keeps the lookups it had
     in_routing_study = False
-    scannable = False  # primes found per layer: each layer's table has its own size
     cost_example = (
         "engram N=3, 2 heads x 1024 rows", {"ngram": 3, "lookup_heads": 2, "buckets": 1024}
     )  # fmt: skip
@@ -103,12 +102,45 @@ class EngramLookup(Lookup):
         """Every layer's count summed (each layer has its own primes)."""
         return sum(self.layer_params(cfg, g) for g in range(self._layers(cfg)))
 
+    def layer_constants(self, cfg, stack: int, layer: int) -> dict[str, np.ndarray]:
+        """The layer's indices and its heads' row offsets in its table.
+
+        ``local``: its index in its stack; ``global``: in Engram's ``layer_ids`` (the hash's
+        layer); ``offsets``: int32 ``[(N - 1) H]``.
+        """
+        g = stack * cfg.num_encoder_layers + layer
+        primes = engram_layer_primes(cfg.num_buckets, cfg.ngram, cfg.lookup_heads,
+                                     self._layers(cfg))[g]  # fmt: skip
+        return {
+            "local": np.int32(layer),
+            "global": np.int32(g),
+            "offsets": np.concatenate([[0], np.cumsum(primes)[:-1]]).astype(np.int32),
+        }
+
+    def ragged_params(self, cfg, stack: int, layer: int) -> dict[str, tuple]:
+        """The table, ``[sum of the layer's primes, d / H]``: its size is the layer's own."""
+        import flax.linen as nn
+
+        g = stack * cfg.num_encoder_layers + layer
+        primes = engram_layer_primes(cfg.num_buckets, cfg.ngram, cfg.lookup_heads,
+                                     self._layers(cfg))[g]  # fmt: skip
+        shape = (sum(primes), cfg.d_model // cfg.lookup_heads)
+        return {"table": (shape, nn.initializers.normal(1.0), ("buckets", None))}
+
     def apply(self, module, x, token_ids, deterministic: bool = True):
         """Engram's layer (:func:`lshsim.t5.lookups.engram_layer.engram_layer`)."""
         from lshsim.t5.lookups.engram_layer import engram_layer
         from lshsim.t5.lookups.tables import slot_expert
 
-        return slot_expert(module, x, token_ids, engram_layer)
+        draw = self.constants(module)
+
+        def read_table(read):
+            return self.ragged_param(module, "table", read)
+
+        def layer(*a):
+            return engram_layer(*a, draw=draw, read_table=read_table)
+
+        return slot_expert(module, x, token_ids, layer)
 
     def probe_family(self, cfg) -> tuple[str | None, dict]:
         """Predicted by :mod:`~lshsim.t5.lookups.engram_probe` (the law on compressed ids)."""

@@ -137,17 +137,22 @@ def engram_buckets(tokens, config, stack: int, layer: int) -> jax.Array:
 
     Computed on the host by the Numba kernel (:func:`jax.pure_callback`), exact under ``jit``.
     """
+    return engram_hashes(tokens, config, global_layer(config, stack, layer))
+
+
+def engram_hashes(tokens, config, g) -> jax.Array:
+    """:func:`engram_buckets` of Engram's layer ``g`` (an int, or traced in a scanned stack)."""
     mapping = engram_mapping(config)
-    g = global_layer(config, stack, layer)
     heads = (config.ngram - 1) * config.lookup_heads
 
-    def host(ids):
+    def host(ids, layer):
         ids = np.asarray(ids)
-        out = mapping.hash(ids.reshape(-1, ids.shape[-1]), g)
+        out = mapping.hash(ids.reshape(-1, ids.shape[-1]), int(np.asarray(layer).reshape(-1)[0]))
         return out.reshape(*ids.shape, heads).astype(np.int32)
 
     shape = jax.ShapeDtypeStruct((*tokens.shape, heads), jnp.int32)
-    return jax.pure_callback(host, shape, tokens, vmap_method="broadcast_all")
+    g = jnp.asarray(g, jnp.int32)
+    return jax.pure_callback(host, shape, tokens, g, vmap_method="broadcast_all")
 
 
 def signed_sqrt(a):
@@ -184,22 +189,21 @@ def _dense(module, name: str, fan_in: int, d: int):
     return w, b
 
 
-def engram_layer(module, x2, token_ids, cfg, dt):
-    """``(out [N, d], head 0's bucket [N], buckets [N, (N-1) H], {})``, Engram's forward."""
-    mapping = engram_mapping(cfg)
-    g = global_layer(cfg, module.stack, module.layer)
-    primes = [p for order in mapping.primes(g).values() for p in order]  # order-major
+def engram_layer(module, x2, token_ids, cfg, dt, draw, read_table):
+    """``(out [N, d], head 0's bucket [N], buckets [N, (N-1) H], {})``, Engram's forward.
+
+    ``draw``: the layer's :meth:`~lshsim.t5.lookups.engram.EngramLookup.layer_constants`
+    (its layer index and row offsets); ``read_table(read)``: ``read`` of the layer's table
+    (:meth:`~lshsim.t5.lookups.Lookup.ragged_param`: its size is the layer's own).
+    """
     batch, length = token_ids.shape
     d = x2.shape[-1]
-    heads = len(primes)
+    heads = (cfg.ngram - 1) * cfg.lookup_heads
     width = d // cfg.lookup_heads
-    buckets = engram_buckets(token_ids, cfg, module.stack, module.layer).reshape(-1, heads)
-    offsets = np.concatenate([[0], np.cumsum(primes)[:-1]]).astype(np.int32)
-    rows = (buckets + jnp.asarray(offsets)).reshape(-1)
-    table = param(
-        module, "table", nn.initializers.normal(1.0), (sum(primes), width), ("buckets", None)
-    )
-    emb = sharded_lookup.gather_rows(table, rows).astype(dt).reshape(-1, heads * width)  # [N, E]
+    buckets = engram_hashes(token_ids, cfg, draw["global"]).reshape(-1, heads)
+    rows = (buckets + jnp.asarray(draw["offsets"])).reshape(-1)
+    emb = read_table(lambda table: sharded_lookup.gather_rows(table, rows))
+    emb = emb.astype(dt).reshape(-1, heads * width)  # [N, E]
     wk, bk = _dense(module, "key", heads * width, d)
     wv, bv = _dense(module, "value", heads * width, d)
     sk = param(module, "key_norm_scale", nn.initializers.ones, (d,), ("embed",))
