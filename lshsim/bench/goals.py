@@ -24,7 +24,7 @@ from typing import Any
 
 from lshsim.bench.machine import loadavg
 from lshsim.bench.timing import row
-from lshsim.hashing import NGram, TokenID
+from lshsim.hashing import Engram, NGram, TokenID
 
 _PLAN_B = ["plan", "--config", "base", "--lookup", TokenID.name, "--rank", "5", "--mesh",
            "data=1,model=2", "--batch", "256", "--accumulate", "8", "--dtype", "bfloat16",
@@ -130,7 +130,7 @@ SCAN_VARIANTS = {
     "Softmax 128": ["--lookup", "softmax", "--buckets", "128"],
     "LSH 128": ["--lookup", "lsh", "--buckets", "128"],
     "N-gram 2x1024": ["--lookup", NGram.name, "--heads", "2", "--buckets", "1024"],
-    "Engram N=3, 2 heads": ["--lookup", "engram", "--ngram", "3", "--heads", "2"],
+    "Engram N=3, 2 heads": ["--lookup", Engram.name, "--ngram", "3", "--heads", "2"],
 }
 #: The variants also timed unrolled (40-70 s of CPU each: the baseline, issue 46's three and
 #: Engram, whose tables stay per layer beside the scan).

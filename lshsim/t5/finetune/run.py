@@ -283,9 +283,8 @@ def finetune(
         devices: a data-parallel mesh of this many devices (default: all of them).
         progress: show a progress bar.
         on_step: ``on_step(step, record)`` after each logged step.
-        scan_layers: run the layers scanned (default) or unrolled (``False``), converting the
-            pretrained parameters from the layout they were saved in
-            (:func:`lshsim.t5.scan.to_layout`; an Engram model is always unrolled).
+        scan_layers: layers scanned (default) or unrolled (``False``); the pretrained
+            parameters are converted (:func:`lshsim.t5.scan.to_layout`).
 
     Returns:
         ``step``, ``dev`` (split -> metrics of the last evaluation), ``averages``,
@@ -318,14 +317,8 @@ def finetune(
     the_mesh = sharding.mesh_from_options(mesh, devices)
     sharding.check_batch(opts.batch_size, the_mesh)
     tok = Tokenizer.load((out if recorded else Path(opts.pretrained)) / ckpt.TOKENIZER_FILE)
-    opts, enc_train, enc_eval = _encode(
-        tok,
-        train_ex,
-        evals,
-        opts,
-        input_length or opts.input_length,
-        target_length or opts.target_length,
-    )
+    lengths = (input_length or opts.input_length, target_length or opts.target_length)
+    opts, enc_train, enc_eval = _encode(tok, train_ex, evals, opts, *lengths)
     rates = mixing_rates({k: len(v) for k, v in train_ex.items()}, opts.cap)
     opts, ft_config, state, optimizer = _start(out, opts, recorded, step)
     abstract, shardings, step_fn, decoder = _compiled(ft_config, optimizer, opts, the_mesh)
