@@ -132,9 +132,6 @@ SCAN_VARIANTS = {
     "N-gram 2x1024": ["--lookup", NGram.name, "--heads", "2", "--buckets", "1024"],
     "Engram N=3, 2 heads": ["--lookup", Engram.name, "--ngram", "3", "--heads", "2"],
 }
-#: The variants also timed unrolled (40-70 s of CPU each: the baseline, issue 46's three and
-#: Engram, whose tables stay per layer beside the scan).
-UNROLLED_PEERS = ("baseline", "SameUp K=2", "AltUp K=2", "LSH 128", "Engram N=3, 2 heads")
 
 
 def scan_compile(quick: bool) -> list[dict[str, Any]]:
@@ -145,10 +142,9 @@ def scan_compile(quick: bool) -> list[dict[str, Any]]:
         if quick:
             argv[argv.index("base")] = "tiny"
         cpu, wall = _cpu_seconds(argv)
-        peer, peer_s = "the goal, 30 s of CPU", None
-        if name in UNROLLED_PEERS:
-            peer_s, peer_wall = _cpu_seconds([*argv, "--no-scan-layers"])
-            peer += f"; unrolled (--no-scan-layers): {peer_s:.1f} s ({peer_wall:.1f} s wall)"
+        peer = "the goal, 30 s of CPU"
+        peer_s, peer_wall = _cpu_seconds([*argv, "--no-scan-layers"])
+        peer += f"; unrolled (--no-scan-layers): {peer_s:.1f} s ({peer_wall:.1f} s wall)"
         out.append(
             row(
                 f"plan {'tiny' if quick else 'base'} {name}, 1 x 2, batch 128, scanned",
