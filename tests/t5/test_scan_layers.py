@@ -93,7 +93,8 @@ def test_train_steps_agree(configs):
 
 #: Every memory method and every lookup with per-layer data, two to a model (3 + 2 layers: an
 #: AltUp K = 2 encoder computes blocks 0, 1, 0), on micro widths; Engram's tables differ in
-#: size from layer to layer (kept per layer beside the scan).
+#: size from layer to layer (kept per layer beside the scan); Token-ID's table is the
+#: vocabulary (softmax: ``configs`` above).
 VARIANTS = {
     "altup+lsh": {"memory": "altup", "lookup": "lsh", "buckets": 8, "expert_rank": 2},
     "sameup+ngram": {"memory": "sameup", "memory_k": 3, "lookup": "ngram", "buckets": 16,
@@ -102,6 +103,7 @@ VARIANTS = {
                               "lsh_family": "crosspolytope"},
     "sum+productkey": {"memory": "sum", "lookup": "productkey", "buckets": 16, "topk": 2},
     "engram": {"lookup": "engram", "buckets": 16, "lookup_heads": 2, "ngram": 3},
+    "tokenid": {"lookup": "tokenid", "expert_rank": 2},
 }  # fmt: skip
 
 
