@@ -174,16 +174,15 @@ class _Session:
 def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept, placement):
     """``(state, start)``: the newest good checkpoint's when resuming one, else a fresh state.
 
-    ``placement`` is ``(abstract_state, shardings)``: the state is placed with the shardings.
+    ``placement`` is ``(mesh, abstract_state, shardings)``: the state is placed with the
+    shardings (a fresh one drawn in place, :func:`lshsim.t5.sharding.init_state_on`).
     Resuming passes over (with a warning) and deletes newer checkpoints that are unreadable,
     have non-finite parameters or fail ``accept`` (the held-out loss check), and drops the
     metric records after the step resumed from.
     """
-    import jax
+    from lshsim.t5 import sharding
 
-    from lshsim.t5.steps import init_state
-
-    abstract, shardings = placement
+    mesh, abstract, shardings = placement
     if resume and mngr.all_steps():
         state, passed = ckpt.restore_good(
             mngr,
@@ -199,8 +198,9 @@ def _initial_state(config, opts, optimizer, mngr, out: Path, resume, accept, pla
         if _primary():
             ckpt.truncate_metrics(out, start)
         return state, start
-    # Initialised eagerly, then placed: the values equal an unsharded run's bit for bit.
-    state = jax.device_put(init_state(config, optimizer, opts.seed), shardings)
+    # Compiled with the mesh's shardings: each device draws its own shards, the same values
+    # as an unsharded run's.
+    state = sharding.init_state_on(mesh, config, optimizer, shardings, opts.seed)
     if _primary():
         (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
     return state, 0
@@ -233,11 +233,11 @@ def _session(config, opts, out, mesh, mngr, optimizer, tok, train_ds, eval_host,
     from lshsim.t5 import sharding
     from lshsim.t5.steps import make_train_step
 
-    placement = sharding.train_state_shardings(config, optimizer, mesh)
-    shardings = placement[1]
+    abstract, shardings = sharding.train_state_shardings(config, optimizer, mesh)
     eval_fn = sharding.eval_step_on(mesh, config, _special_ids(tok), shardings["params"])
     eval_batches = [sharding.shard_batch(b, mesh) for b in eval_host]
     accept = _held_out_check(eval_fn, eval_batches)
+    placement = (mesh, abstract, shardings)
     state, start = _initial_state(config, opts, optimizer, mngr, out, resume, accept, placement)
     step_fn = sharding.jit_on(
         mesh,

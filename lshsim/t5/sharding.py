@@ -153,6 +153,39 @@ def jit_on(mesh: Mesh, fn, **jit_kwargs) -> MeshJit:
     return MeshJit(mesh, jax.jit(fn, **jit_kwargs))
 
 
+def init_on(mesh: Mesh, config, optimizer, shardings) -> MeshJit:
+    """The train state's initialisation compiled for ``mesh``: call it with a seed's key data.
+
+    ``jax.jit`` of :func:`lshsim.t5.steps.state_initializer` with the key's data as its one
+    (replicated) input and ``shardings`` as its ``out_shardings``: XLA partitions the
+    initialisation, so each device draws only its own shards (JAX's threefry is
+    partitionable: the values do not depend on the mesh), and no table is ever whole on one
+    device. Call it as ``init_on(...)(steps.seed_key_data(seed))``; ``.lower(...)`` gives
+    XLA's memory analysis.
+
+    Args:
+        mesh: the mesh.
+        config: the model config.
+        optimizer: its optimiser.
+        shardings: the state's shardings (:func:`train_state_shardings`).
+    """
+    from lshsim.t5.steps import state_initializer
+
+    return jit_on(
+        mesh,
+        state_initializer(config, optimizer),
+        in_shardings=replicated(mesh),
+        out_shardings=shardings,
+    )
+
+
+def init_state_on(mesh: Mesh, config, optimizer, shardings, seed: int) -> dict:
+    """The train state at step 0 of ``seed``, placed by ``shardings`` (see :func:`init_on`)."""
+    from lshsim.t5.steps import seed_key_data
+
+    return init_on(mesh, config, optimizer, shardings)(seed_key_data(seed))
+
+
 def eval_step_on(mesh: Mesh, config, special_ids, params_shardings) -> MeshJit:
     """The eval step (:func:`lshsim.t5.steps.make_eval_step`) with placed parameters."""
     from lshsim.t5.steps import make_eval_step

@@ -190,7 +190,7 @@ def check_steps() -> dict:
     out: dict = {"table_elements": n * d * r, "memory": {}, "step": {}}
     opt = make_optimizer(BIG_TABLES)
     abstract, specs = abstract_state(BIG_TABLES, opt), param_specs(BIG_TABLES)
-    state = jax.jit(lambda: init_state(BIG_TABLES, opt, 0))()
+    state = init_state(BIG_TABLES, opt, 0)
     batch, ref = _batch(8, 32), None
     for model in (1, 2, 4):
         compiled = _compiled_step(BIG_TABLES, 1, model, opt, abstract, specs)
@@ -246,7 +246,7 @@ def check_scanned() -> dict:
     """
     opt = make_optimizer(SCANNED)
     abstract, specs = abstract_state(SCANNED, opt), param_specs(SCANNED)
-    state = jax.jit(lambda: init_state(SCANNED, opt, 0))()
+    state = init_state(SCANNED, opt, 0)
     batch = _batch(8, 32)
     one, ref = jax.jit(make_train_step(SCANNED, opt))(state, batch)
     mesh = sharding.make_mesh(2, 2)
@@ -257,6 +257,56 @@ def check_scanned() -> dict:
         "loss": [float(ref["loss"]), float(metrics["loss"])],
         "state_rel": _max_rel(new, one),
         "expert_spec": str(new["params"]["encoder"]["layers"]["expert"]["wi"].sharding.spec),
+    }
+
+
+def _init_memory(compiled) -> dict:
+    mem = compiled.memory_analysis()
+    out = {
+        k: int(getattr(mem, f"{k}_size_in_bytes")) for k in ("argument", "output", "temp", "alias")
+    }
+    out["per_device"] = out["argument"] + out["output"] + out["temp"] - out["alias"]
+    return out
+
+
+def _shard_fraction(x) -> float:
+    return float(np.prod(x.sharding.shard_shape(x.shape)) / np.prod(x.shape))
+
+
+def check_init() -> dict:
+    """The sharded initialisation of :data:`BIG_TABLES` on (2, 2): memory, placement, values.
+
+    Returns:
+        ``{"memory", "replicated_memory", "plan", "unequal_leaves", "misplaced_leaves",
+        "leaves", "table_shard"}``: XLA's memory analysis of the compiled init (and of a
+        control compiled with every leaf replicated), the plan's per-device state and step
+        bytes on the same mesh, the leaves whose values differ from the one-device init,
+        those placed otherwise than the state's shardings, and the fraction of the first
+        encoder table one device holds.
+    """
+    from lshsim.t5.plan import plan
+    from lshsim.t5.steps import seed_key_data
+
+    opt = make_optimizer(BIG_TABLES)
+    mesh = sharding.make_mesh(2, 2)
+    _, sh = sharding.train_state_shardings(BIG_TABLES, opt, mesh)
+    init = sharding.init_on(mesh, BIG_TABLES, opt, sh)
+    key = seed_key_data(0)
+    control = sharding.init_on(
+        mesh, BIG_TABLES, opt, jax.tree.map(lambda _: sharding.replicated(mesh), sh)
+    )
+    state, one = init(key), init_state(BIG_TABLES, opt, 0)
+    pairs = list(zip(jax.tree.leaves(state), jax.tree.leaves(one), strict=True))
+    placed = zip(jax.tree.leaves(state), jax.tree.leaves(sh), strict=True)
+    planned = plan(BIG_TABLES, data=2, model=2, batch=8, input_length=32, target_length=8)
+    return {
+        "memory": _init_memory(init.lower(key).compile()),
+        "replicated_memory": _init_memory(control.lower(key).compile()),
+        "plan": {k: planned[k] for k in ("state_bytes", "per_device_bytes")},
+        "leaves": len(pairs),
+        "unequal_leaves": sum(not np.array_equal(np.asarray(a), np.asarray(b)) for a, b in pairs),
+        "misplaced_leaves": sum(not a.sharding.is_equivalent_to(s, a.ndim) for a, s in placed),
+        "table_shard": _shard_fraction(_layer(state["params"]["encoder"])["expert"]["wi"]),
     }
 
 
@@ -300,6 +350,7 @@ def main(argv: list[str]) -> None:
         ("ragged", check_ragged),
         ("hlo", check_steps),
         ("scanned", check_scanned),
+        ("init", check_init),
         ("train", lambda: check_training(corpus, out_dir)),
     ):
         start = time.process_time()

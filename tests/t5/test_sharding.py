@@ -261,6 +261,27 @@ def test_per_device_memory_falls_as_model_grows(checks):
 
 
 @pytest.mark.slow
+def test_initialisation_is_sharded_and_within_the_plan(checks):
+    """The compiled init of a model whose expert tables dominate, on data=2, model=2.
+
+    Each device draws only its shards: the outputs are exactly the plan's per-device state
+    bytes (plus XLA's 8-byte pointer per output leaf), the values are the one-device init's
+    bit for bit, each leaf is placed by the state's shardings, and the whole init (outputs
+    and the random bits it draws on the way) needs no more memory than the planned step.
+    Control: the same init with every leaf replicated holds the whole tables (outputs about
+    twice the state) and exceeds the step's plan.
+    """
+    init, plan = checks["init"], checks["init"]["plan"]
+    mem, replicated = init["memory"], init["replicated_memory"]
+    assert mem["output"] == plan["state_bytes"] + 8 * init["leaves"]
+    assert init["unequal_leaves"] == 0 and init["misplaced_leaves"] == 0
+    assert init["table_shard"] == 0.5  # split over model = 2
+    assert mem["per_device"] <= plan["per_device_bytes"]
+    assert replicated["output"] > 1.9 * plan["state_bytes"]
+    assert replicated["per_device"] > plan["per_device_bytes"]
+
+
+@pytest.mark.slow
 def test_training_losses_equal_on_every_mesh(checks):
     """``train`` on data=2,model=2 logs one device's losses (4x1: tests/t5/test_steps.py)."""
     losses = checks["train"]
