@@ -6,9 +6,9 @@ them) at batch 256 in 8 micro-batches, lengths 512/114, bf16 compute: the fewest
 devices (80 GB) and the mesh that fit it (``lshsim.t5.plan.minimal_plan``), per-device bytes
 and FLOPs per step, beside the replicated (model = 1) mesh of as many devices.
 
-Planning one B mesh takes 42 s (1 x 1) to 56 s (1 x 2) of CPU here (Token-ID rank 5, most
-of it XLA's compile; 1.5-2 minutes of wall time on the busy 2-core machine), and a search
-may compile several meshes per row: the script
+With layers scanned (the default) a row's search took 10-30 s of wall time here (B Token-ID
+rank 5: 54 s for its two meshes; all 28 rows 555 s on the busy 2-core machine; 2107 s
+unrolled), most of it XLA's compile, and a search may compile several meshes: the script
 records each row in ``figures/plan.json`` as it finishes and rewrites PLAN.md, and
 ``--resume`` skips the rows already there (JAX's persistent compilation cache in
 ``.jax_cache/`` also serves repeated compiles).
@@ -36,69 +36,23 @@ import json  # noqa: E402
 import time  # noqa: E402
 
 from lshsim._io import write_atomic  # noqa: E402
+from lshsim.t5.paper_variants import PAPER_VARIANTS  # noqa: E402
 
 BATCH, ACCUMULATE, INPUT, TARGET, HARDWARE = 256, 8, 512, 114, "h100"
-_MEM = {
-    "Sum K=2": {"memory": "sum", "memory_k": 2},
-    "SameUp K=2": {"memory": "sameup", "memory_k": 2},
-    "AltUp K=2": {"memory": "altup", "memory_k": 2},
-    "AltUp K=4": {"memory": "altup", "memory_k": 4},
-}
-
-
-def _lookup(kind: str, rank: int, buckets: int = 0) -> dict:
-    out = {"lookup": kind, "expert_rank": rank}
-    return out | ({"buckets": buckets} if buckets else {})
-
-
-#: (size, label, config changes, the paper's tables that report it; this repo's numbering:
-#: 1/7 memory methods, 2 quality, 3 sizes, 4 lookups at 2^15 parameters, 5/8 memory sizes,
-#: 6 the final comparison).
-_ROWS = [
-    *[
-        (size, "Baseline", {}, tables)
-        for size, tables in (("small", "2-4, 6-8"), ("base", "1-6"), ("large", "2, 3, 6-8"))
-    ],
-    *[
-        (size, label, _MEM[label], tables)
-        for size in ("small", "base", "large")
-        for label, tables in (
-            ("Sum K=2", "1" if size == "base" else "7"),
-            ("SameUp K=2", "1" if size == "base" else "7"),
-            ("AltUp K=2", "1-3, 5, 6" if size == "base" else "2, 3, 6-8"),
-            ("AltUp K=4", "5" if size == "base" else "8"),
-        )
-    ],
-    ("small", "Token-ID r0", _lookup("tokenid", 0), "4, 6"),
-    ("small", "Softmax r256 b128", _lookup("softmax", 256, 128), "4"),
-    ("small", "Softmax r128 b64", _lookup("softmax", 128, 64), "6"),
-    ("small", "LSH r128 b128", _lookup("lsh", 128, 128), "4, 6"),
-    ("base", "Token-ID r0", _lookup("tokenid", 0), "4"),
-    ("base", "Token-ID r5", _lookup("tokenid", 5), "6"),
-    ("base", "Softmax r256 b128", _lookup("softmax", 256, 128), "4"),
-    ("base", "Softmax r128 b64", _lookup("softmax", 128, 64), "6"),
-    ("base", "LSH r128 b128", _lookup("lsh", 128, 128), "4"),
-    ("base", "LSH r10 b1024", _lookup("lsh", 10, 1024), "6"),
-    ("large", "Token-ID r0", _lookup("tokenid", 0), "6"),
-    ("large", "Softmax r16 b32", _lookup("softmax", 16, 32), "6"),
-    ("large", "LSH r10 b1024", _lookup("lsh", 10, 1024), "6"),
-]
-#: Grouped by size, small first (the cheapest to compile).
-ROWS = sorted(_ROWS, key=lambda r: ("small", "base", "large").index(r[0]))
+#: Every configuration of the paper's tables (one owner: lshsim.t5.paper_variants).
+ROWS = PAPER_VARIANTS
 
 
 def key(row) -> str:
     """A row's name: ``small Baseline``."""
-    return f"{row[0]} {row[1]}"
+    return row.name
 
 
 def plan_row(row, max_devices: int) -> dict:
     """The search's result for one row, reduced to the table's figures."""
-    from lshsim.t5.configs import get_config
     from lshsim.t5.plan import minimal_plan
 
-    size, _, changes, _ = row
-    cfg = get_config(size).replace(dtype="bfloat16", **changes)
+    cfg = row.config(dtype="bfloat16")
     t0 = time.perf_counter()
 
     def progress(entry):
@@ -120,7 +74,15 @@ def plan_row(row, max_devices: int) -> dict:
     if best is not None:
         n = best["devices"]
         repl = next((t for t in res["tried"] if (t["data"], t["model"]) == (n, 1)), None)
-        keep = ("mesh", "devices", "params", "per_device_bytes", "flops_per_step", "expert_impl")
+        keep = (
+            "mesh",
+            "devices",
+            "params",
+            "per_device_bytes",
+            "flops_per_step",
+            "expert_impl",
+            "scan_layers",
+        )
         out["best"] = {k: best[k] for k in keep} | {
             "flops_per_step_total": best["flops_per_step_total"],
             "roofline_step_seconds": best["roofline_step_seconds"],
@@ -143,12 +105,18 @@ def _replicated(entry: dict | None) -> str:
     return f"> {skipped.split()[-3]} (state)" if skipped.startswith("state") else "n/a"
 
 
+def _unrolled(res: dict) -> str:
+    """The row's plan with unrolled layers (the layout planned before scanning was the default)."""
+    old = res.get("unrolled")
+    return "n/a" if old is None else f"{old['devices']}, {_gb(old['per_device_bytes'])}"
+
+
 def experts(row, best: dict) -> str:
     """The expert implementation a row assumed (``-`` without rank-r experts).
 
     Rows computed before ``expert_impl`` was recorded ran ``gather`` (then the only one).
     """
-    changes = row[2]
+    changes = dict(row.changes)
     if changes.get("lookup", "none") == "none" or not changes.get("expert_rank"):
         return "-"
     return best.get("expert_impl", "gather")
@@ -161,7 +129,9 @@ def render(results: dict, meta: dict) -> str:
         "",
         "Generated by `python experiments/plan_table.py` (see `lshsim plan --help`). Every row:",
         f"batch {BATCH} in {ACCUMULATE} micro-batches, lengths {INPUT}/{TARGET}, bf16 compute "
-        "with f32 parameters, T5's Adafactor; the fewest devices of 80 GB (H100) in powers of "
+        "with f32 parameters, T5's Adafactor, layers scanned (one `nn.scan` per stack, the "
+        "default; *unrolled* is the same row planned with unrolled layers by the run before "
+        "scanning was the default); the fewest devices of 80 GB (H100) in powers of "
         "two, and the first mesh of that many (model = 1, 2, 4, ...) whose step fits, from "
         "XLA's ahead-of-time memory analysis on forced host devices (CPU compiler: the "
         "arguments are exact, temporaries an estimate). *Replicated* is the same number of "
@@ -178,23 +148,24 @@ def render(results: dict, meta: dict) -> str:
         "work (each row's seconds and tried meshes are in `figures/plan.json`).",
         "",
         "| model | variant | paper tables | experts | params | devices | mesh (data x model) | "
-        "GB per device | replicated GB | FLOPs/step per device | FLOPs/step total | "
-        "H100 roofline s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "GB per device | replicated GB | unrolled: devices, GB per device | "
+        "FLOPs/step per device | FLOPs/step total | H100 roofline s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in ROWS:
         res = results.get(key(row))
-        head = f"| {row[0]} | {row[1]} | {row[3]} |"
+        head = f"| {row.size} | {row.label} | {row.tables} |"
         if res is None:
-            lines.append(f"{head} | not computed yet | | | | | | | |")
+            lines.append(f"{head} | not computed yet | | | | | | | | |")
         elif res["best"] is None:
-            lines.append(f"{head} | | > {meta['max_devices']} | none fits | | | | | |")
+            lines.append(f"{head} | | > {meta['max_devices']} | none fits | | | | | | |")
         else:
             b = res["best"]
             lines.append(
                 f"{head} {experts(row, b)} | {b['params']['total']:.3g} | {b['devices']} | "
                 f"{b['mesh']['data']} x {b['mesh']['model']} | {_gb(b['per_device_bytes'])} | "
-                f"{_replicated(res['replicated'])} | {b['flops_per_step']:.3g} | "
+                f"{_replicated(res['replicated'])} | {_unrolled(res)} | "
+                f"{b['flops_per_step']:.3g} | "
                 f"{b['flops_per_step_total']:.3g} | {b['roofline_step_seconds']:.3g} |"
             )
     before = [
@@ -226,7 +197,7 @@ def short_table(results: dict) -> str:
             continue
         b = res["best"]
         lines.append(
-            f"| {row[0]} | {row[1]} | {b['devices']} | {b['mesh']['data']} x "
+            f"| {row.size} | {row.label} | {b['devices']} | {b['mesh']['data']} x "
             f"{b['mesh']['model']} | {_gb(b['per_device_bytes'])} | "
             f"{_replicated(res['replicated'])} |"
         )
@@ -257,6 +228,7 @@ def main(argv=None) -> None:
     keep = (args.resume or args.redo) and args.json.exists()
     doc = json.loads(args.json.read_text()) if keep else {}
     results, seconds = doc.get("rows", {}), doc.get("seconds", 0.0)
+    unrolled = _unrolled_plans(args.json)
     for row in ROWS:
         redo = args.redo and args.only in key(row) and key(row) in results
         if (key(row) in results and not redo) or (args.only and args.only not in key(row)):
@@ -264,12 +236,28 @@ def main(argv=None) -> None:
         print(f"{key(row)} ...", file=sys.stderr, flush=True)
         old = results.get(key(row))
         results[key(row)] = plan_row(row, args.max_devices)
+        if key(row) in unrolled:
+            results[key(row)]["unrolled"] = unrolled[key(row)]
         if redo and old is not None:
             results[key(row)]["previous"] = old.get("previous", old["best"])
             seconds -= old["seconds"]
         seconds += results[key(row)]["seconds"]
         _write(args, results, seconds)
     _write(args, results, seconds)
+
+
+def _unrolled_plans(path: Path) -> dict:
+    """``{row: devices, mesh, GB}`` of the rows ``path`` planned unrolled (or kept from before)."""
+    if not path.exists():
+        return {}
+    out = {}
+    for name, res in json.loads(path.read_text())["rows"].items():
+        best = res.get("best") or {}
+        if "unrolled" in res:
+            out[name] = res["unrolled"]
+        elif best and not best.get("scan_layers", False):
+            out[name] = {k: best[k] for k in ("devices", "mesh", "per_device_bytes")}
+    return out
 
 
 def _write(args, results: dict, seconds: float) -> None:
