@@ -12,7 +12,9 @@ The scripts in ``experiments/`` run them; the code lives here, one module per be
 * :mod:`~lshsim.bench.profile_step`: XLA's per-operation profile of a train step, by model
   part (``experiments/profile_t5.py``);
 * :mod:`~lshsim.bench.sweep`: a Monte-Carlo-bound ``lshsim sweep`` on 2 local Dask workers
-  against 1 (``experiments/bench_sweep.py``).
+  against 1 (``experiments/bench_sweep.py``);
+* :mod:`~lshsim.bench.gpu`: the GPU check, the train step's time, MFU, memory and compile
+  time on an accelerator (``python -m lshsim.bench.gpu``; a tiny smoke path on a CPU).
 
 Shared by them: :mod:`~lshsim.bench.timing` (interleaved timing, medians, result rows),
 :mod:`~lshsim.bench.machine` (what the numbers ran on) and :mod:`~lshsim.bench.report`
