@@ -106,11 +106,13 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
         ``flops_<backend>_cost_analysis`` (XLA's cost analysis of the executable, e.g.
         ``flops_gpu_cost_analysis``), ``compiled_per_device_bytes`` (arguments + outputs +
         temporaries - aliases of the compiled step), ``peak_bytes``, ``bytes_limit``,
-        ``compile_s`` and ``init_s``.
+        ``compile_s``, ``init_s`` (compiling and running the initialisation),
+        ``init_compile_s`` (its compile) and ``init_per_device_bytes`` (its arguments +
+        outputs + temporaries, XLA's memory analysis).
     """
     import jax
 
-    from lshsim.t5.steps import init_state
+    from lshsim.t5.steps import seed_key_data, state_initializer
 
     cfg, optimizer, batch, compiled, out = _compile(job)
     need = out["compiled_per_device_bytes"]
@@ -121,7 +123,14 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
     phase("init")
     # Compiled with the seed as an input (lshsim.t5.steps.state_initializer): a jit without
     # arguments is all constants, which XLA's GPU compiler folds on its host.
-    state = init_state(cfg, optimizer, job["seed"])
+    key = seed_key_data(job["seed"])
+    init = jax.jit(state_initializer(cfg, optimizer)).lower(key).compile()
+    out["init_compile_s"] = time.perf_counter() - t0
+    mem = init.memory_analysis()
+    out["init_per_device_bytes"] = int(
+        mem.argument_size_in_bytes + mem.output_size_in_bytes + mem.temp_size_in_bytes
+    )
+    state = init(key)
     jax.block_until_ready(state)
     out["init_s"] = time.perf_counter() - t0
     phase("steps")
