@@ -89,6 +89,22 @@ def _cpu_seconds(argv: list[str]) -> tuple[float, float]:
     return cpu, wall
 
 
+def _cpu_row(name: str, argv, goal: float, cpu: float, wall: float, peer: str, peer_s):
+    """A row of a command's CPU seconds against its goal (``<=``), its peer beside it."""
+    return row(
+        name,
+        ratio=cpu,
+        goal=goal,
+        op="<=",
+        measure="CPU seconds of the whole command (a fresh process)",
+        ours="lshsim " + " ".join(argv),
+        peer=peer,
+        ours_s=cpu,
+        peer_s=peer_s,
+        wall_s=wall,
+    )
+
+
 def compile_times(quick: bool) -> list[dict[str, Any]]:
     """CPU seconds of the compile-bound commands against their goals (and their peers')."""
     out = []
@@ -98,20 +114,7 @@ def compile_times(quick: bool) -> list[dict[str, Any]]:
         if before is not None:
             peer_s, _ = _cpu_seconds(before)
             peer += f"; lshsim {' '.join(before)}: {peer_s:.1f} s"
-        out.append(
-            row(
-                name,
-                ratio=cpu,
-                goal=goal,
-                op="<=",
-                measure="CPU seconds of the whole command (a fresh process)",
-                ours="lshsim " + " ".join(argv),
-                peer=peer,
-                ours_s=cpu,
-                peer_s=peer_s,
-                wall_s=wall,
-            )
-        )
+        out.append(_cpu_row(name, argv, goal, cpu, wall, peer, peer_s))
     return out
 
 
@@ -145,20 +148,8 @@ def scan_compile(quick: bool) -> list[dict[str, Any]]:
         peer = "the goal, 30 s of CPU"
         peer_s, peer_wall = _cpu_seconds([*argv, "--no-scan-layers"])
         peer += f"; unrolled (--no-scan-layers): {peer_s:.1f} s ({peer_wall:.1f} s wall)"
-        out.append(
-            row(
-                f"plan {'tiny' if quick else 'base'} {name}, 1 x 2, batch 128, scanned",
-                ratio=cpu,
-                goal=30.0,
-                op="<=",
-                measure="CPU seconds of the whole command (a fresh process)",
-                ours="lshsim " + " ".join(argv),
-                peer=peer,
-                ours_s=cpu,
-                peer_s=peer_s,
-                wall_s=wall,
-            )
-        )
+        label = f"plan {'tiny' if quick else 'base'} {name}, 1 x 2, batch 128, scanned"
+        out.append(_cpu_row(label, argv, 30.0, cpu, wall, peer, peer_s))
     return out
 
 
