@@ -44,7 +44,14 @@ class PaperVariant:
         return f"{self.size} {self.label}"
 
     def config(self, **more: Any) -> T5Config:
-        """The config: ``size`` with :attr:`changes` (and ``more``, e.g. the dtype)."""
+        """The config: ``size`` with :attr:`changes` (and ``more``, e.g. the dtype).
+
+        Args:
+            **more: further :class:`~lshsim.t5.configs.T5Config` fields.
+
+        Returns:
+            The config.
+        """
         return get_config(self.size).replace(**dict(self.changes), **more)
 
 
@@ -101,6 +108,12 @@ PAPER_VARIANTS: tuple[PaperVariant, ...] = _rows()
 
 def paper_variants(size: str | None = None) -> tuple[PaperVariant, ...]:
     """The rows of one size (all rows for ``None``).
+
+    Args:
+        size: a :data:`SIZES` name, or ``None``.
+
+    Returns:
+        The rows, in :data:`PAPER_VARIANTS`' order.
 
     Raises:
         ValueError: a size that is not in :data:`SIZES`.

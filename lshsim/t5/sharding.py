@@ -168,6 +168,9 @@ def init_on(mesh: Mesh, config, optimizer, shardings) -> MeshJit:
         config: the model config.
         optimizer: its optimiser.
         shardings: the state's shardings (:func:`train_state_shardings`).
+
+    Returns:
+        The compiled-on-call initialisation (a :class:`MeshJit`).
     """
     from lshsim.t5.steps import state_initializer
 
@@ -180,7 +183,18 @@ def init_on(mesh: Mesh, config, optimizer, shardings) -> MeshJit:
 
 
 def init_state_on(mesh: Mesh, config, optimizer, shardings, seed: int) -> dict:
-    """The train state at step 0 of ``seed``, placed by ``shardings`` (see :func:`init_on`)."""
+    """The train state at step 0 of ``seed``, placed by ``shardings`` (see :func:`init_on`).
+
+    Args:
+        mesh: the mesh.
+        config: the model config.
+        optimizer: its optimiser.
+        shardings: the state's shardings.
+        seed: the parameters' seed.
+
+    Returns:
+        ``{"step", "params", "opt_state"}``, each leaf drawn in place on its devices.
+    """
     from lshsim.t5.steps import seed_key_data
 
     return init_on(mesh, config, optimizer, shardings)(seed_key_data(seed))

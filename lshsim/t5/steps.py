@@ -169,6 +169,13 @@ def state_initializer(config: T5Config, optimizer: optax.GradientTransformation)
     initialisation takes it as an input: a jit without arguments is all constants, which XLA's
     GPU compiler folds on its host (the random bits of every parameter; ``base`` ran over 117 s
     on an H100 without finishing, where the CPU takes 3 s).
+
+    Args:
+        config: the model config.
+        optimizer: its optimiser (:func:`make_optimizer`).
+
+    Returns:
+        The pure function ``init(key_data)`` (``jax.random.key_data`` of the parameters' key).
     """
 
     def init(key_data: jax.Array) -> dict:
@@ -183,7 +190,14 @@ def state_initializer(config: T5Config, optimizer: optax.GradientTransformation)
 
 
 def seed_key_data(seed: int) -> np.ndarray:
-    """The raw ``uint32`` data of ``jax.random.key(seed)``, as a host array (an input to jit)."""
+    """The raw ``uint32`` data of ``jax.random.key(seed)``, as a host array (an input to jit).
+
+    Args:
+        seed: the seed (any integer ``jax.random.key`` takes).
+
+    Returns:
+        A NumPy ``uint32`` array: every process of a multi-process run passes the same one.
+    """
     return np.asarray(jax.random.key_data(jax.random.key(seed)))
 
 
@@ -199,6 +213,9 @@ def init_state(config: T5Config, optimizer: optax.GradientTransformation, seed: 
         config: the model config.
         optimizer: its optimiser (:func:`make_optimizer`).
         seed: the parameters' seed.
+
+    Returns:
+        The state, on the default device.
     """
     return jax.jit(state_initializer(config, optimizer))(seed_key_data(seed))
 

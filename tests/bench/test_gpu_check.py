@@ -255,33 +255,67 @@ def test_a_row_that_does_not_fit_is_not_run(monkeypatch):
     assert out["compiled_per_device_bytes"] > 0 and "times_s" not in out
 
 
-def _report(mode: str, mfu: float | None, compile_s: list[float | None]) -> dict:
-    rows = [{"config": "base", "variant": "baseline", "kind": "step", "mfu": mfu}]
+def _report(mode: str, mfu: float | None, compile_s: list[float | None], status=None) -> dict:
+    """base's baseline (compiled in 50 s), product keys (not a paper variant: never judged,
+    however slow), then compile-only rows of base's other paper variants."""
+    rows = [
+        {"config": "base", "variant": "baseline", "kind": "step", "mfu": mfu, "compile_s": 50.0},
+        {"config": "base", "variant": "product-keys", "kind": "step", "compile_s": 500.0},
+    ]
+    labels = settings.compiled_variants("base")
     rows += [
-        {"config": "base", "variant": f"v{i}", "kind": "compile", "compile_s": c}
+        {"config": "base", "variant": labels[i], "kind": "compile", "compile_s": c}
+        | {"status": "ok" if c is not None else (status or "pending")}
         for i, c in enumerate(compile_s)
     ]
-    rows[0]["compile_s"] = 50.0
-    return {"mode": mode, "settings": {"dtype": "bfloat16"}, "rows": rows}
+    return {
+        "mode": mode,
+        "settings": {"dtype": "bfloat16", "compile_configs": ["base"]},
+        "rows": rows,
+    }
 
 
 def test_targets_are_judged_only_where_measured():
-    """MFU >= 35 % for base's baseline in bf16 on a GPU; every compile <= 90 s; a CPU run or a
-    row not compiled leaves a target undecided, never met."""
+    """MFU >= 35 % for base's baseline in bf16 on a GPU; every paper variant of the compiled
+    configs <= 90 s. A CPU run or a row not reached leaves a target undecided, never met; a
+    row over the time or failed to compile misses it at once."""
     met = rep.targets(_report("gpu", 0.36, [80.0, 89.9]))
     assert met["mfu"]["met"] is True and met["compile"]["met"] is True
     assert met["compile"]["slowest_s"] == 89.9 and met["compile"]["compiled"] == 3
     missed = rep.targets(_report("gpu", 0.34, [80.0, 95.0]))
     assert missed["mfu"]["met"] is False and missed["compile"]["met"] is False
-    assert missed["compile"]["over_target"] == ["base v1"]
+    assert missed["compile"]["over_target"] == ["base SameUp K=2"]
     partial = rep.targets(_report("gpu", None, [80.0, None]))
     assert partial["mfu"]["met"] is None and partial["compile"]["met"] is None
-    assert partial["compile"]["not_compiled"] == ["base v1"]
+    assert partial["compile"]["not_compiled"] == ["base SameUp K=2"]
+    failed = rep.targets(_report("gpu", None, [80.0, None], status="out of memory: ..."))
+    assert failed["compile"]["met"] is False and failed["compile"]["failed"] == ["base SameUp K=2"]
+    early = rep.targets(_report("gpu", None, [95.0, None]))  # over the time before the end
+    assert early["compile"]["met"] is False
     cpu = rep.targets(_report("cpu", 0.9, [1.0]))
     assert cpu["mfu"]["met"] is None and cpu["compile"]["met"] is None
     lines = "\n".join(rep._targets_lines(_report("gpu", 0.34, [80.0, 95.0])))
     assert "MFU >= 35 % in bf16 on an H100-class device: NOT met (measured 34.0 %)" in lines
-    assert "compiled in <= 90 s: NOT met (3 compiled, slowest 95.0 s; over: base v1)" in lines
+    assert (
+        "every paper variant of base compiled in <= 90 s: NOT met (3 compiled, slowest 95.0 s;"
+        " over: base SameUp K=2)" in lines
+    )
+    assert settings.is_paper_variant("base", "tokenid-r5")
+    assert not settings.is_paper_variant("base", "product-keys")
+    assert not settings.is_paper_variant("tiny", "baseline")
+
+
+def test_a_compile_only_row_is_summarised_and_bad_compile_configs_refused(capsys):
+    """The log line of a compile-only row; --compile-configs takes the paper's sizes only."""
+    assert rep.summary({"kind": "compile", "status": "ok", "compile_s": 41.25}) == (
+        "compiled in 41.2 s"
+    )
+    with pytest.raises(SystemExit) as exc:
+        gpu_run.parse_args(["--compile-configs", "tiny"])
+    assert exc.value.code == 2
+    assert "--compile-configs: unknown tiny; choose from small, base, large" in (
+        capsys.readouterr().err
+    )
 
 
 def test_the_committed_targets_are_the_checks():

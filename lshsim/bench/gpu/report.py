@@ -26,6 +26,7 @@ from lshsim.bench.gpu.settings import (
     TARGET_COMPILE_S,
     TARGET_MFU,
     VARIANT_NOTES,
+    is_paper_variant,
     variant_config,
 )
 from lshsim.bench.gpu.worker import log
@@ -269,19 +270,31 @@ def _compile_table(report: dict[str, Any]) -> list[str]:
 def targets(report: dict[str, Any]) -> dict[str, Any]:
     """The targets of :mod:`lshsim.bench.gpu.settings` against the report's rows.
 
+    The compile target is judged on the paper variants of the configs whose variants the
+    check compiles (``settings["compile_configs"]``, ``base`` on a GPU): the measured rows
+    that are paper variants and the compile-only rows. A row that failed to compile misses
+    it; one not reached leaves it undecided.
+
+    Args:
+        report: the JSON-ready report (``mode``, ``settings``, ``rows``).
+
     Returns:
         ``{"mfu": {...}, "compile": {...}}``: the ``base`` baseline's MFU (bf16) against
-        :data:`~lshsim.bench.gpu.settings.TARGET_MFU`, and every compiled row's time against
-        :data:`~lshsim.bench.gpu.settings.TARGET_COMPILE_S`; each with ``met`` (``None``:
-        not measured here) and what it was measured on.
+        :data:`~lshsim.bench.gpu.settings.TARGET_MFU`, and the judged rows' compile times
+        against :data:`~lshsim.bench.gpu.settings.TARGET_COMPILE_S`; each with ``met``
+        (``None``: not measured here).
     """
     rows = report["rows"]
     base = next((r for r in rows if (r["config"], r["variant"]) == ("base", "baseline")), None)
     mfu = None if base is None else base.get("mfu")
     on_gpu = report.get("mode") == "gpu" and report["settings"].get("dtype") == "bfloat16"
-    compiled = [r for r in rows if r.get("compile_s") is not None]
-    slow = [f"{r['config']} {r['variant']}" for r in compiled if r["compile_s"] > TARGET_COMPILE_S]
-    missing = [f"{r['config']} {r['variant']}" for r in rows if r.get("compile_s") is None]
+    configs = tuple(report["settings"].get("compile_configs", ()))
+    judged = [r for r in rows if r["config"] in configs and is_paper_variant(**_name(r))]
+    compiled = [r for r in judged if r.get("compile_s") is not None]
+    slow = [_label(r) for r in compiled if r["compile_s"] > TARGET_COMPILE_S]
+    failed = [_label(r) for r in judged if r.get("compile_s") is None and _failed(r)]
+    missing = [_label(r) for r in judged if r.get("compile_s") is None and not _failed(r)]
+    decided = report.get("mode") == "gpu" and judged and not missing
     return {
         "mfu": {
             "target": TARGET_MFU,
@@ -290,13 +303,29 @@ def targets(report: dict[str, Any]) -> dict[str, Any]:
         },
         "compile": {
             "target_s": TARGET_COMPILE_S,
+            "configs": list(configs),
             "compiled": len(compiled),
             "over_target": slow,
+            "failed": failed,
             "not_compiled": missing,
             "slowest_s": max((r["compile_s"] for r in compiled), default=None),
-            "met": None if missing or report.get("mode") != "gpu" else not slow,
+            "met": (not slow and not failed) if decided else (False if slow or failed else None),
         },
     }
+
+
+def _name(row: dict[str, Any]) -> dict[str, str]:
+    return {"config": row["config"], "variant": row["variant"]}
+
+
+def _label(row: dict[str, Any]) -> str:
+    return f"{row['config']} {row['variant']}"
+
+
+def _failed(row: dict[str, Any]) -> bool:
+    """A row that ended without a compile (an error, out of memory), not one not reached."""
+    status = str(row.get("status", "pending"))
+    return not status.startswith(("pending", "running", "not run", "not finished", "ok"))
 
 
 def _verdict(met: bool | None) -> str:
@@ -307,19 +336,19 @@ def _targets_lines(report: dict[str, Any]) -> list[str]:
     t = targets(report)
     mfu, comp = t["mfu"], t["compile"]
     measured = "n/a" if mfu["measured"] is None else f"{100 * mfu['measured']:.1f} %"
-    slowest = comp["slowest_s"]
+    which = ", ".join(comp["configs"]) or "no config (--compile-configs none)"
     lines = [
         "## Targets",
         "",
         f"- `base` baseline MFU >= {100 * mfu['target']:.0f} % in bf16 on an H100-class device:"
         f" {_verdict(mfu['met'])} (measured {measured}).",
-        f"- every paper variant compiled in <= {comp['target_s']:.0f} s: {_verdict(comp['met'])}"
-        f" ({comp['compiled']} compiled, slowest {_fmt(slowest, '.1f')} s",
+        f"- every paper variant of {which} compiled in <= {comp['target_s']:.0f} s:"
+        f" {_verdict(comp['met'])} ({comp['compiled']} compiled, slowest"
+        f" {_fmt(comp['slowest_s'], '.1f')} s",
     ]
-    if comp["over_target"]:
-        lines[-1] += "; over: " + ", ".join(comp["over_target"])
-    if comp["not_compiled"]:
-        lines[-1] += "; not compiled: " + ", ".join(comp["not_compiled"])
+    for key, text in (("over_target", "over"), ("failed", "failed"), ("not_compiled", "not yet")):
+        if comp[key]:
+            lines[-1] += f"; {text}: " + ", ".join(comp[key])
     lines[-1] += ")."
     return [*lines, ""]
 
@@ -362,12 +391,11 @@ class Report:
             status: why the run stops (``deadline``, ``terminated``).
         """
         with self.lock:
-            for row in self.data["rows"]:
-                if row.get("status") in (None, "pending", "running"):
+            for row in [*self.data["rows"], self.data.get("bf16_vs_fp32") or {}]:
+                if row.get("status") in (None, "pending"):
                     row["status"] = f"not run: {status}"
-            loss = self.data.get("bf16_vs_fp32") or {}
-            if loss.get("status") in (None, "pending", "running"):
-                loss["status"] = f"not run: {status}"
+                elif row.get("status") == "running":
+                    row["status"] = f"not finished: {status}"
             self.write(status)
             for child in self.children:
                 kill(child)
@@ -387,11 +415,20 @@ def kill(proc: subprocess.Popen) -> None:
 
 
 def summary(job: dict[str, Any]) -> str:
-    """One line of a finished job's result (its status when it did not finish)."""
+    """One line of a finished job's result (its status when it did not finish).
+
+    Args:
+        job: a step, compile or loss job with its result merged in.
+
+    Returns:
+        The line (step time, MFU and FLOPs; a compile-only row's compile time; the losses).
+    """
     if job.get("status") != "ok":
         return str(job.get("status"))
     if job.get("kind") == "loss":
         return f"bf16 {job['loss_bfloat16']:.5f} vs f32 {job['loss_float32']:.5f}"
+    if "step_s_median" not in job:  # a compile-only row
+        return f"compiled in {job['compile_s']:.1f} s"
     text = f"{job['step_s_median'] * 1e3:.2f} ms/step"
     if job.get("mfu"):
         text += f", MFU {100 * job['mfu']:.1f}%"

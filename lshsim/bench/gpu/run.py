@@ -314,7 +314,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def loss_job(jobs: list[dict[str, Any]], s: dict[str, Any]) -> dict[str, Any]:
-    """The loss check's job, or its skipped record under ``--no-loss``."""
+    """The loss check's job, or its skipped record under ``--no-loss``.
+
+    Args:
+        jobs: the jobs (:func:`lshsim.bench.gpu.settings.build_jobs`).
+        s: the resolved settings.
+
+    Returns:
+        The job dict the report shows as ``bf16_vs_fp32``.
+    """
     found = [j for j in jobs if j["kind"] == "loss"]
     if found:
         return found[0]
@@ -326,34 +334,46 @@ def _done(job: dict[str, Any]) -> bool:
 
 
 def _measure(jobs, s, report: Report, deadline: float, tmp: Path, peak) -> None:
-    """Run the jobs in order (and the planner beside them) until the deadline."""
+    """Run the jobs in order (and the planner beside them) until the deadline.
+
+    The planner runs in its own process group: it is stopped on the way out, whatever
+    happens here.
+    """
     steps = [j for j in jobs if j["kind"] in ("step", "compile")][: s["plan_rows"]]
     planner, lines = None, None
     if steps and deadline - time.monotonic() > MIN_JOB_S:
         planner, lines = start_plans(s, steps, tmp)
         report.children.append(planner)
-    for job in jobs:
-        left = deadline - time.monotonic()
-        if left < MIN_JOB_S:
-            job["status"] = "not run: deadline"
-            continue
-        name = f"{job['config']}/{job.get('variant', 'bf16 vs fp32 loss')}"
-        log(f"[{s['deadline_s'] - left:6.1f} s] {name} ...")
-        with report.lock:
-            job["status"] = "running"
-        result = run_child(job, left - MARGIN_S, tmp, report) if s["isolate"] else run_worker(job)
-        with report.lock:
-            job.update(result)
-            if job["kind"] == "step":
-                derive(job, peak)
-        collect_plans(lines, report, job)
-        report.write()
-        log(f"           {name}: {summary(job)}")
-    if planner is not None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            planner.wait(timeout=max(deadline - time.monotonic(), 0.1))
-        kill(planner)
-        collect_plans(lines, report)
+    try:
+        for job in jobs:
+            _run_job(job, s, report, deadline, tmp, peak, lines)
+        if planner is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                planner.wait(timeout=max(deadline - time.monotonic(), 0.1))
+    finally:
+        if planner is not None:
+            kill(planner)
+    collect_plans(lines, report)
+
+
+def _run_job(job, s, report: Report, deadline: float, tmp: Path, peak, lines) -> None:
+    """Run one job (in a child when isolating) if time is left; record and log it."""
+    left = deadline - time.monotonic()
+    if left < MIN_JOB_S:
+        job["status"] = "not run: deadline"
+        return
+    name = f"{job['config']}/{job.get('variant', 'bf16 vs fp32 loss')}"
+    log(f"[{s['deadline_s'] - left:6.1f} s] {name} ...")
+    with report.lock:
+        job["status"] = "running"
+    result = run_child(job, left - MARGIN_S, tmp, report) if s["isolate"] else run_worker(job)
+    with report.lock:
+        job.update(result)
+        if job["kind"] == "step":
+            derive(job, peak)
+    collect_plans(lines, report, job)
+    report.write()
+    log(f"           {name}: {summary(job)}")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -427,11 +447,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--result", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     from lshsim.t5.configs import CONFIGS
+    from lshsim.t5.paper_variants import SIZES
 
     for name, choices in (
         ("configs", CONFIGS),
         ("variants", VARIANTS),
-        ("compile_configs", (*CONFIGS, "none")),
+        ("compile_configs", (*SIZES, "none")),
     ):
         bad = [x for x in _names(getattr(args, name)) or () if x not in choices]
         if bad:

@@ -105,11 +105,38 @@ def variant_config(config: str, variant: str, dtype: str):
     raise ValueError(f"variant: unknown {variant!r} for {config}")
 
 
+def is_paper_variant(config: str, variant: str) -> bool:
+    """Whether ``variant`` of ``config`` is one of the paper's configurations.
+
+    Args:
+        config: a config name.
+        variant: a :data:`VARIANTS` key or a paper variant's label.
+
+    Returns:
+        True for a paper variant's label, or a measured variant whose config is one (the
+        baseline, AltUp K=2, Token-ID r5; not product keys); False for other sizes.
+    """
+    from lshsim.t5.paper_variants import SIZES, paper_variants
+
+    if config not in SIZES:
+        return False
+    rows = paper_variants(config)
+    if variant not in VARIANTS:
+        return any(r.label == variant for r in rows)
+    return variant_config(config, variant, "float32") in {r.config(dtype="float32") for r in rows}
+
+
 def compiled_variants(config: str) -> tuple[str, ...]:
     """The paper variants of ``config`` the check compiles without running.
 
     All but those whose config a measured variant already is (the baseline, AltUp K=2,
     Token-ID r5).
+
+    Args:
+        config: a paper size (:data:`lshsim.t5.paper_variants.SIZES`).
+
+    Returns:
+        The labels, in the paper variants' order.
     """
     from lshsim.t5.configs import get_config
     from lshsim.t5.paper_variants import paper_variants
