@@ -14,6 +14,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -325,3 +326,24 @@ def test_the_committed_targets_are_the_checks():
     assert f"`base` baseline at >= {mfu:.0f} % MFU in bf16 on an H100-class device" in text
     assert f"every paper variant compiled in <= {seconds:.0f} s" in text
     assert "python3 -m lshsim.bench.gpu --out $OUT/GPU.md" in text
+
+
+def test_a_compile_only_row_runs_through_the_loop(tmp_path, monkeypatch, capsys):
+    """A compile-only job goes through the check's loop (the worker stubbed): its result is
+    recorded, logged and rendered in the compile table, and the report written."""
+    s = {**settings.MODES["gpu"], "dtype": "bfloat16", "loss": False, "deadline_s": 60.0}
+    s.update(isolate=False, mem_fraction="0.90")
+    jobs = settings.build_jobs(s)
+    job = next(j for j in jobs if j["kind"] == "compile")
+    result = {"status": "ok", "compile_s": 3.0, "compiled_per_device_bytes": 2e9}
+    monkeypatch.setattr(gpu_run, "run_worker", lambda j: dict(result))
+    data = {"mode": "gpu", "settings": s, "rows": jobs, "environment": {}}
+    report = rep.Report(tmp_path / "GPU.md", tmp_path / "gpu.json", data)
+    monkeypatch.setattr(rep, "render_markdown", lambda d: "\n".join(rep._compile_table(d)))
+    gpu_run._run_job(job, s, report, time.monotonic() + 60, tmp_path, None, None)
+    assert job["status"] == "ok" and job["compile_s"] == 3.0
+    assert f"{job['variant']}: compiled in 3.0 s" in capsys.readouterr().err
+    assert f"| base | {job['variant']} | 32 | 512/114 | ok | 3.0 | 2.00 |" in (
+        (tmp_path / "GPU.md").read_text()
+    )
+    assert json.loads((tmp_path / "gpu.json").read_text())["targets"]["compile"]["compiled"] == 1
