@@ -62,8 +62,16 @@ def band_sums(ce, targets, weights, band_of: np.ndarray, bands: int) -> np.ndarr
 
 
 @functools.lru_cache(maxsize=4)
-def _token_loss(config):
-    """A jit-compiled ``(params, batch) -> ce [B, T]`` (float32 logits, no dropout)."""
+def token_loss(config):
+    """A jit-compiled ``(params, batch) -> ce [B, T]`` (float32 logits, no dropout).
+
+    Args:
+        config: the model config (its ``dtype`` is the compute dtype).
+
+    Returns:
+        The per-token cross-entropy function (traced on its first call, so under the caller's
+        ``jax.default_matmul_precision``).
+    """
     import jax
     import jax.numpy as jnp
 
@@ -99,7 +107,7 @@ def loss_by_band(config, params, batches: Sequence[dict], band_of: np.ndarray) -
         One dict per band of :data:`~lshsim.laws.frequency.BAND_NAMES` (loss ``None`` for a
         band with no target token).
     """
-    run = _token_loss(config)
+    run = token_loss(config)
     bands = len(BAND_NAMES)
     sums = np.zeros((bands, 2))
     for batch in batches:

@@ -261,12 +261,12 @@ def check_scanned() -> dict:
 
 
 def _init_memory(compiled) -> dict:
-    mem = compiled.memory_analysis()
-    out = {
-        k: int(getattr(mem, f"{k}_size_in_bytes")) for k in ("argument", "output", "temp", "alias")
-    }
-    out["per_device"] = out["argument"] + out["output"] + out["temp"] - out["alias"]
-    return out
+    """XLA's memory analysis of a compiled init, as ``lshsim plan`` reads it."""
+    from lshsim.t5.plan import analyse
+
+    mem = analyse(compiled)
+    keys = ("argument", "output", "temp", "alias")
+    return {k: mem[f"{k}_bytes"] for k in keys} | {"per_device": mem["per_device_bytes"]}
 
 
 def _shard_fraction(x) -> float:

@@ -37,6 +37,7 @@ from lshsim.bench.gpu.settings import (
     peak_flops,
 )
 from lshsim.bench.gpu.worker import log, run_worker
+from lshsim.studies.manifest import git_commit
 
 #: The checkout (or site-packages folder) that holds the ``lshsim`` package.
 ROOT = Path(__file__).resolve().parents[3]
@@ -44,27 +45,6 @@ ROOT = Path(__file__).resolve().parents[3]
 WORKER_COMMAND = (sys.executable, "-m", "lshsim.bench.gpu", "--worker")
 #: Where the report goes by default: a folder of the current directory, never ``figures/``.
 DEFAULT_DIR = Path("gpu-check")
-
-
-def git_commit() -> str:
-    """``HEAD``'s hash (with ``+ uncommitted changes`` when tracked files differ), or why not."""
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (no git checkout)"
-    return head + (" + uncommitted changes" if dirty else "")
 
 
 def environment() -> dict[str, Any]:
@@ -274,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
     data = {
         "schema": SCHEMA,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        "git_commit": args.commit or git_commit(),
+        "git_commit": args.commit or git_commit() or "unknown (no git checkout)",
         "environment": env,
         "mode": mode,
         "peak_flops": peak,

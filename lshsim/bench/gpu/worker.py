@@ -112,6 +112,7 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
     """
     import jax
 
+    from lshsim.t5.plan import analyse
     from lshsim.t5.steps import seed_key_data, state_initializer
 
     cfg, optimizer, batch, compiled, out = _compile(job)
@@ -127,10 +128,7 @@ def measure_step(job: dict[str, Any]) -> dict[str, Any]:
     init = jax.jit(state_initializer(cfg, optimizer)).lower(key).compile()
     out["init_compile_s"] = time.perf_counter() - t0
     try:
-        mem = init.memory_analysis()
-        out["init_per_device_bytes"] = int(
-            mem.argument_size_in_bytes + mem.output_size_in_bytes + mem.temp_size_in_bytes
-        )
+        out["init_per_device_bytes"] = analyse(init)["per_device_bytes"]
     except Exception as exc:  # a backend without the analysis: the init is run all the same
         out["init_analysis_error"] = f"{type(exc).__name__}: {exc}"[:300]
     state = init(key)
@@ -168,11 +166,10 @@ def measure_loss(job: dict[str, Any]) -> dict[str, Any]:
         per-token cross-entropy differences ``per_token_max`` and ``per_token_rms``.
     """
     import jax
-    import jax.numpy as jnp
     import numpy as np
 
     from lshsim.bench.t5_step import make_batch
-    from lshsim.t5.model import T5
+    from lshsim.t5.bands import token_loss
     from lshsim.t5.steps import init_state, make_optimizer
 
     cfg = variant_config(job["config"], "baseline", "float32")
@@ -181,19 +178,7 @@ def measure_loss(job: dict[str, Any]) -> dict[str, Any]:
     batch = jax.device_put(host)
 
     def per_token(dtype: str):
-        model = T5(cfg.replace(dtype=dtype))
-
-        def ce(p, b):
-            logits = model.apply(
-                {"params": p},
-                b["encoder_input_tokens"],
-                b["decoder_input_tokens"],
-                b["decoder_target_tokens"],
-            )
-            target = jnp.take_along_axis(logits, b["decoder_target_tokens"][..., None], -1)
-            return jax.nn.logsumexp(logits, axis=-1) - target[..., 0]
-
-        return np.asarray(jax.jit(ce)(params, batch), np.float64)
+        return np.asarray(token_loss(cfg.replace(dtype=dtype))(params, batch), np.float64)
 
     with jax.default_matmul_precision("float32"):
         ref = per_token("float32")
