@@ -159,3 +159,19 @@ def check_train_out(args: argparse.Namespace) -> Path:
     if args.resume:
         check_run_dir(args.out, "--out")
     return check_output_dir(args.out, "--out")
+
+
+#: Figure formats ``--figure`` takes, by suffix.
+FIGURE_FORMATS = (".png", ".svg", ".pdf")
+
+
+def check_figure(path: str | None) -> Path | None:
+    """``--figure FILE``: a known suffix in an existing folder (checked before any work)."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.suffix.lower() not in FIGURE_FORMATS:
+        raise ValueError(f"--figure must end in {', '.join(FIGURE_FORMATS)}, got {path!r}")
+    if not out.parent.is_dir():
+        raise ValueError(f"--figure: folder {out.parent} does not exist")
+    return out

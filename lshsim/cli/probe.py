@@ -19,6 +19,7 @@ from lshsim.cli.model_flags import (
     add_mesh_flag,
     config_from_args,
 )
+from lshsim.cli.probe_tap import probe_tap_command
 from lshsim.cli.vocabulary import JSON_HELP, float_list, install_aliases
 from lshsim.t5.lookups import LOOKUPS
 
@@ -82,6 +83,22 @@ def add_parser(sub) -> None:
         "--run", metavar="DIR", help="a `lshsim train` run folder (formerly --checkpoint)"
     )
     src.add_argument("--config", metavar="C", help=CONFIG_HELP + "; probed at initialisation")
+    src.add_argument(
+        "--hf",
+        metavar="DIR",
+        help="a Hugging Face MoE model folder (Mixtral, OLMoE, Qwen2-MoE, SwitchTransformers; "
+        "config.json and weights, read locally, never downloaded)",
+    )
+    src.add_argument(
+        "--tap",
+        metavar="MODULE:FACTORY",
+        help="a router of your own: MODULE.FACTORY() returns a lshsim.probe.RouterTap",
+    )
+    model.add_argument(
+        "--bf16",
+        action="store_true",
+        help="with --hf: load the weights in bfloat16 (the gates are recomputed in float32)",
+    )
     model.add_argument("--step", type=int, metavar="N", help="checkpoint step (default latest)")
     add_memory_flags(p)
     add_mesh_flag(model)
@@ -117,6 +134,12 @@ def add_parser(sub) -> None:
     )
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help=JSON_HELP)
+    out.add_argument(
+        "--figure",
+        metavar="FILE",
+        help="with --hf or --tap: draw collisions against the cosine per layer beside the "
+        "random-router law (.png, .svg or .pdf)",
+    )
     p.set_defaults(func=run_probe)
     install_aliases(p, "probe")
 
@@ -186,6 +209,10 @@ def run_probe(args: argparse.Namespace) -> int:
     draws = check_int("router_draws", args.router_draws, 0)
     check_int("length", args.length, 2)
     check_ranges(args, STEP_RANGES)
+    if args.hf is not None or args.tap is not None:
+        return probe_tap_command(args, overlaps, samples, draws)
+    if args.bf16 or args.figure:
+        raise ValueError(f"{'bf16' if args.bf16 else 'figure'}: only with --hf or --tap")
     config, params, rows, ids, what = _source(args)
     params, mesh = probe.place_params(config, params, args.mesh)
     with (

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lshsim.cli.checks import check_figure
 from lshsim.cli.simulate import add_family_option, add_family_param_args, family_params
 from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.hashing import FAMILIES, SIMILARITIES, get_family
@@ -19,8 +20,6 @@ from lshsim.tune import FORM_OPTIONS, datasketch_line, foreign_options, make_amp
 
 #: Front rows the text prints (``--json`` has them all).
 FRONT_ROWS = 10
-#: Figure formats ``--figure`` takes, by suffix.
-FIGURE_FORMATS = (".png", ".svg", ".pdf")
 
 _EPILOG = """\
 two forms:
@@ -170,17 +169,6 @@ def _weights(text: str | None) -> tuple[float, float] | None:
     return values
 
 
-def _check_figure(path: str | None) -> Path | None:
-    if path is None:
-        return None
-    out = Path(path)
-    if out.suffix.lower() not in FIGURE_FORMATS:
-        raise ValueError(f"--figure must end in {', '.join(FIGURE_FORMATS)}, got {path!r}")
-    if not out.parent.is_dir():
-        raise ValueError(f"--figure: folder {out.parent} does not exist")
-    return out
-
-
 def run_tune(args: argparse.Namespace) -> int:
     """Tune, then print the optimum and the front (or one JSON object); draw with --figure.
 
@@ -195,7 +183,7 @@ def run_tune(args: argparse.Namespace) -> int:
             f"--probes: multi-probe has no exact law in lshsim (the joint law of the probed "
             f"buckets is not derived), so only 1 is taken, got {args.probes}"
         )
-    figure = _check_figure(args.figure)
+    figure = check_figure(args.figure)
     sentence = {k: v for k in ("length", "vocab") if (v := getattr(args, k)) is not None}
     if sentence and get_family(args.family).similarity != "overlap":
         raise ValueError(f"--{next(iter(sentence))} applies to the sentence-model families only")

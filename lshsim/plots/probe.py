@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from lshsim.plots.style import CATEGORY_COLORS
 
-__all__ = ["plot_routing_init", "plot_routing_trained"]
+__all__ = ["plot_routing_init", "plot_routing_trained", "plot_tap"]
 
 _THEORY = {
     "softmax": "Voronoi",
@@ -126,6 +126,39 @@ def plot_routing_trained(data: Mapping[str, Any]) -> Figure:
     fig.suptitle(
         f"Routing probe of {data.get('config', '')} before and after training: on the diagonal "
         "= routes like a random lookup",
+        fontsize="medium",
+    )
+    return fig
+
+
+def plot_tap(data: Mapping[str, Any]) -> Figure:
+    """A tapped router's collisions against the cosine per layer, beside the random-router law.
+
+    Args:
+        data: :func:`lshsim.probe.measure.describe`'s dict: ``model``, ``law``, ``experts``,
+            ``top_k``, ``rows`` and ``curve`` (``x`` is ``"cosine"``, or ``"overlap"`` for a
+            hash of token ids; ``at`` and ``law``, ``law`` ``None`` where it has no closed
+            curve).
+    """
+    rows, curve = data["rows"], data["curve"]
+    x_key = curve["x"]
+    fig = Figure(figsize=(5.6, 4.2), layout="constrained")
+    ax = fig.subplots()
+    for i, layer in enumerate(_layers(rows)):
+        _errorbars(ax, rows, layer, i, _column(rows, layer, x_key), label=layer)
+        color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
+        ax.plot(_column(rows, layer, x_key), _column(rows, layer, "predicted"), "x", color=color)
+    if curve["law"] is not None:
+        ax.plot(curve["at"], curve["law"], "--", color="0.45", lw=1.2, label="random router")
+    ax.plot([], [], "x", color="0.2", label="random router at the measured cosines")
+    what = "top-1 agreement" if data["top_k"] == 1 else f"top-{data['top_k']} overlap"
+    ax.set_xlabel("cosine of the router inputs" if x_key == "cosine" else "token overlap f")
+    ax.set_ylabel(f"{what} at an aligned position")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="x-small", loc="upper left", ncol=2)
+    ax.set_title(
+        f"{data['model']}: {data['experts']} experts, law {data['law']} (95% CI)",
         fontsize="medium",
     )
     return fig
