@@ -53,7 +53,9 @@ __all__ = [
     "LAW_RTOL",
     "capture_rows",
     "describe",
+    "finish_rows",
     "law_at_cosines",
+    "layer_stats",
     "probe_tap",
     "redrawn_router",
 ]
@@ -311,7 +313,6 @@ def probe_tap(
     if not overlaps:
         raise ValueError("overlaps: need at least one overlap")
     stats: list[dict] = []
-    k = tap.top_k
     for j, f in enumerate(overlaps):
         if progress:
             progress(f"overlap {f:g}")
@@ -320,9 +321,36 @@ def probe_tap(
         cap_a, cap_b = capture_rows(tap, a, batch), capture_rows(tap, b, batch)
         for li, name in enumerate(cap_a):
             child = np.random.SeedSequence([seed, 1, j, li])
-            stats.append(_layer_stats(tap, name, f, cap_a[name], cap_b[name], router_draws, child))
+            stats.append(layer_stats(tap, name, f, cap_a[name], cap_b[name], router_draws, child))
     if progress:
         progress("theory")
+    return finish_rows(tap, stats)
+
+
+def layer_stats(
+    tap: RouterTap, name: str, overlap: float, cap_a: Capture, cap_b: Capture, draws: int, seed
+) -> dict[str, Any]:
+    """One (layer, overlap)'s collisions, cosines and redrawn routers, before the law.
+
+    Args:
+        tap: the router.
+        name: the layer.
+        overlap: the nominal ``f``.
+        cap_a: the layer's capture of the first sentences (position ``t`` aligned with
+            ``cap_b``'s ``t``).
+        cap_b: the same for the second sentences.
+        draws: redrawn Gaussian routers for the interval (< 2: none).
+        seed: seeds those draws.
+
+    Returns:
+        The stats :func:`finish_rows` reads.
+    """
+    return _layer_stats(tap, name, overlap, cap_a, cap_b, draws, seed)
+
+
+def finish_rows(tap: RouterTap, stats: Sequence[dict]) -> list[dict[str, Any]]:
+    """The rows of :func:`layer_stats` results: the law in one table, sorted by layer then f."""
+    k = tap.top_k
     _predictions(tap, k, stats)
     out = [_row(tap, k, st) for st in stats]
     order = {name: i for i, name in enumerate(dict.fromkeys(r["layer"] for r in out))}
