@@ -14,7 +14,9 @@ inputs. A router drawn at random (``W`` i.i.d. Gaussian, independent of its inpu
   evaluated to a relative ``1e-8`` (far below any interval here);
 * product keys: ``P_vor(s, a1) P_vor(s, a2)`` at the two query half-cosines (top-1), or the
   mean overlap under redrawn Gaussian sub-keys (top-k, ``router_draws >= 2``);
-* hashes of token ids: ``same + (1 - same)/m`` with ``same`` the equality of the n-gram windows.
+* hashes of token ids: ``same + (1 - same)/m`` with ``same`` the equality of the n-gram windows
+  (the expectation over random functions of the windows; a fixed arithmetic hash with a small
+  table and vocabulary can depart from it, which the probe then shows).
 
 Intervals, as :mod:`lshsim.t5.probe`: ``v_pairs`` over sentence pairs (a pair is a cluster)
 plus ``v_router``, the spread of ``router_draws`` redrawn Gaussian routers on the same inputs;
@@ -57,6 +59,7 @@ __all__ = [
     "law_at_cosines",
     "layer_stats",
     "probe_tap",
+    "redrawn_hash",
     "redrawn_router",
 ]
 
@@ -120,6 +123,29 @@ def redrawn_router(xa: np.ndarray, xb: np.ndarray, n: int, k: int, draws: int, s
     return np.array(out)
 
 
+def redrawn_hash(ta: np.ndarray, tb: np.ndarray, n: int, m: int, draws: int, seed) -> np.ndarray:
+    """Collision rates ``[draws]`` of random functions from ``n``-token windows to ``m`` buckets.
+
+    Every distinct window (out-of-range positions padded alike) gets an independent uniform
+    bucket per draw: the random hash whose expectation is ``same + (1 - same)/m``.
+    """
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    pad = np.full((ta.shape[0], n - 1), -1, np.int64)
+
+    def windows(t):
+        p = np.concatenate([pad, np.asarray(t, np.int64)], axis=1)
+        return np.stack([p[:, i : i + t.shape[1]] for i in range(n)], axis=-1).reshape(-1, n)
+
+    _, inv = np.unique(np.concatenate([windows(ta), windows(tb)]), axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    ia, ib = inv[: inv.size // 2], inv[inv.size // 2 :]
+    out = []
+    for child in seq.spawn(draws):
+        buckets = np.random.default_rng(child).integers(0, m, size=int(inv.max()) + 1)
+        out.append(float(np.mean(buckets[ia] == buckets[ib])))
+    return np.array(out)
+
+
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
     """The top-k columns of ``scores`` (as sets; ``k = 1``: the argmax)."""
     if k == 1:
@@ -161,6 +187,9 @@ def _layer_stats(tap: RouterTap, name: str, f: float, ca: Capture, cb: Capture, 
         same = same_windows(ca.tokens, cb.tokens, tap.ngram)
         out.update(cos=np.full(same.shape, np.nan), per_position=same + (1 - same) / m, n=m)
         out["same"] = same
+        if draws > 1:
+            rates = redrawn_hash(ca.tokens, cb.tokens, tap.ngram, m, draws, seed)
+            redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
     else:
         xa, xb = ca.inputs, cb.inputs
         if xa is None or xb is None:
