@@ -8,9 +8,10 @@
 #                               torch 2.13.0+cpu (the CPU wheel: PyPI's Linux torch is a CUDA build)
 #   requirements/lock-ffht.txt  ffht-unofficial alone: its build imports numpy and pybind11 without
 #                               declaring them, so it is built after lock.txt, --no-build-isolation
-#   requirements/lock-run.txt   the README's first command: the core dependencies, the extras jax
-#                               and sweep (lshsim sweep: dask, pyarrow), setuptools and wheel, at
-#                               lock.txt's versions
+#   requirements/lock-run.txt   the README's first command: the core dependencies, the extras jax,
+#                               sweep (lshsim sweep: dask, pyarrow) and hf (torch 2.13.0+cpu and
+#                               transformers: lshsim reproduce trains and probes a tiny Mixtral;
+#                               lshsim probe --hf), setuptools and wheel, at lock.txt's versions
 #   requirements/lock-uv.txt    uv (requirements/uv.in), the test command's installer
 #
 # An existing lock's pins are kept where they still resolve (uv prefers the output file's pins):
@@ -48,7 +49,8 @@ test_lock --no-emit-package ffht-unofficial -o requirements/lock.txt
 diff <(pins "$tmp/full.txt" | grep -v '^ffht-unofficial==') <(pins requirements/lock.txt)
 printf '%s\n' "$ffht" | "$UV" pip compile - --no-deps "${common[@]}" -o requirements/lock-ffht.txt
 # the first command's environment, at the versions of lock.txt
-"$UV" pip compile pyproject.toml requirements/run.in --extra jax --extra sweep "${common[@]}" \
+"$UV" pip compile pyproject.toml requirements/run.in --extra jax --extra sweep --extra hf \
+  "${common[@]}" --find-links "$TORCH_WHEELS" --constraint requirements/torch-cpu.txt \
   --constraint requirements/lock.txt -o requirements/lock-run.txt
 # uv itself, which the test command installs with pip before installing the locks with it
 "$UV" pip compile requirements/uv.in "${common[@]}" -o requirements/lock-uv.txt

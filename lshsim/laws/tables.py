@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["MAX_SPLITS", "TABLE_NODES", "log_p_table"]
+__all__ = ["MAX_SPLITS", "TABLE_NODES", "checked_table", "log_p_table"]
 
 #: Chebyshev nodes of the table.
 TABLE_NODES = 48
@@ -60,7 +60,7 @@ def _fill(at, theta, idx, lo: float, hi: float, out: np.ndarray, depth: int) -> 
     if hi - lo < 1e-12:
         out[idx] = at(lo)
         return
-    cheb = _checked_table(at, lo, hi)
+    cheb = checked_table(at, lo, hi)
     if cheb is not None:
         out[idx] = cheb(theta[idx])
     elif depth >= MAX_SPLITS or idx.size <= TABLE_NODES:
@@ -72,8 +72,13 @@ def _fill(at, theta, idx, lo: float, hi: float, out: np.ndarray, depth: int) -> 
         _fill(at, theta, idx[~left], mid, hi, out, depth + 1)
 
 
-def _checked_table(at, lo: float, hi: float):
-    """The interpolant on ``[lo, hi]``, or None where a node is infinite or a check misses."""
+def checked_table(at: Callable[[float], float], lo: float, hi: float):
+    """The Chebyshev interpolant of ``at`` on ``[lo, hi]`` (angles), checked at interleaved points.
+
+    Returns:
+        A :class:`numpy.polynomial.chebyshev.Chebyshev`, or ``None`` where a node is infinite
+        or a check misses by more than ``1e-7 max(1, |log P|)``.
+    """
     k = np.arange(TABLE_NODES)
     t_nodes = 0.5 * (lo + hi) + 0.5 * (hi - lo) * np.cos(np.pi * (k + 0.5) / TABLE_NODES)
     vals = np.array([at(float(t)) for t in t_nodes])

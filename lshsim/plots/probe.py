@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from lshsim.plots.style import CATEGORY_COLORS
 
-__all__ = ["plot_routing_init", "plot_routing_trained", "plot_tap"]
+__all__ = ["plot_hf_router", "plot_routing_init", "plot_routing_trained", "plot_tap"]
 
 _THEORY = {
     "softmax": "Voronoi",
@@ -131,19 +131,10 @@ def plot_routing_trained(data: Mapping[str, Any]) -> Figure:
     return fig
 
 
-def plot_tap(data: Mapping[str, Any]) -> Figure:
-    """A tapped router's collisions against the cosine per layer, beside the random-router law.
-
-    Args:
-        data: :func:`lshsim.probe.measure.describe`'s dict: ``model``, ``law``, ``experts``,
-            ``top_k``, ``rows`` and ``curve`` (``x`` is ``"cosine"``, or ``"overlap"`` for a
-            hash of token ids; ``at`` and ``law``, ``law`` ``None`` where it has no closed
-            curve).
-    """
+def _draw_tap(ax, data: Mapping[str, Any], title: str) -> None:
+    """One tapped router's panel: measured (95% CI) and predicted per layer, the law's curve."""
     rows, curve = data["rows"], data["curve"]
     x_key = curve["x"]
-    fig = Figure(figsize=(5.6, 4.2), layout="constrained")
-    ax = fig.subplots()
     for i, layer in enumerate(_layers(rows)):
         _errorbars(ax, rows, layer, i, _column(rows, layer, x_key), label=layer)
         color = CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
@@ -157,8 +148,41 @@ def plot_tap(data: Mapping[str, Any]) -> Figure:
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="x-small", loc="upper left", ncol=2)
-    ax.set_title(
-        f"{data['model']}: {data['experts']} experts, law {data['law']} (95% CI)",
+    ax.set_title(title, fontsize="medium")
+
+
+def plot_tap(data: Mapping[str, Any]) -> Figure:
+    """A tapped router's collisions against the cosine per layer, beside the random-router law.
+
+    Args:
+        data: :func:`lshsim.probe.measure.describe`'s dict: ``model``, ``law``, ``experts``,
+            ``top_k``, ``rows`` and ``curve`` (``x`` is ``"cosine"``, or ``"overlap"`` for a
+            hash of token ids; ``at`` and ``law``, ``law`` ``None`` where it has no closed
+            curve).
+    """
+    fig = Figure(figsize=(5.6, 4.2), layout="constrained")
+    title = f"{data['model']}: {data['experts']} experts, law {data['law']} (95% CI)"
+    _draw_tap(fig.subplots(), data, title)
+    return fig
+
+
+def plot_hf_router(data: Mapping[str, Any]) -> Figure:
+    """The trained tiny Mixtral beside itself at initialisation (``routing_hf``'s data).
+
+    Args:
+        data: ``{"model": {...}, "before": describe-dict, "after": describe-dict,
+            "train": {"steps": ...}}``.
+    """
+    fig = Figure(figsize=(10.4, 4.2), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    steps = data["train"]["steps"]
+    for ax, key, label in zip(
+        axes, ("before", "after"), ("at initialisation", f"after {steps} steps"), strict=True
+    ):
+        _draw_tap(ax, data[key], f"tiny Mixtral {label}")
+    fig.suptitle(
+        f"A Mixtral router ({data['model']['experts']} experts, top-{data['model']['top_k']}) "
+        "against a random router at the same cosines",
         fontsize="medium",
     )
     return fig

@@ -32,6 +32,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -43,7 +44,7 @@ from lshsim._validate import check_float, check_int
 from lshsim.estimation.intervals import Z95, normal_interval
 from lshsim.hashing import NGram, ProductKey
 from lshsim.laws import spherical
-from lshsim.laws.tables import log_p_table
+from lshsim.laws.tables import checked_table, log_p_table
 from lshsim.laws.topk import voronoi_topk_overlap
 from lshsim.probe.tap import Capture, RouterTap
 from lshsim.t5.lookups.probe_theory import overlap_fraction, redrawn_productkey, same_windows
@@ -54,6 +55,7 @@ from lshsim.t5.usage import usage_metrics
 __all__ = [
     "LAW_RTOL",
     "capture_rows",
+    "departures",
     "describe",
     "finish_rows",
     "law_at_cosines",
@@ -153,26 +155,41 @@ def _top(scores: np.ndarray, k: int) -> np.ndarray:
     return np.argpartition(-scores, k - 1, axis=-1)[..., :k]
 
 
-def law_at_cosines(n: int, k: int, cos: np.ndarray) -> np.ndarray:
+#: the angle range of the cached law tables: cosines >= -1/2 (the rest evaluated directly)
+THETA_MAX = 2 * math.pi / 3
+
+
+@functools.lru_cache(maxsize=16)
+def _law_table(n: int, k: int):
+    """The checked Chebyshev table of ``log`` law on ``[0, THETA_MAX]`` (None: it missed)."""
+    return checked_table(lambda t: _log_law(n, k, math.cos(t)), 0.0, THETA_MAX)
+
+
+def _log_law(n: int, k: int, a: float) -> float:
+    """``log`` of the random router's law at one cosine, at :data:`LAW_RTOL`."""
+    if k == 1:
+        return spherical.voronoi_log_probability(n, a, LAW_RTOL)
+    p = voronoi_topk_overlap(n, k, a, rtol=LAW_RTOL)
+    return math.log(p) if p > 0 else -math.inf
+
+
+def law_at_cosines(n: int, k: int, cos) -> np.ndarray:
     """The random softmax router's law at every cosine: ``P_vor(n, a)`` or its top-k overlap.
 
-    One checked Chebyshev table in the angle (:func:`lshsim.laws.tables.log_p_table`) over the
-    range of ``cos``, the law at :data:`LAW_RTOL`.
+    One checked Chebyshev table in the angle per ``(n, k)`` and process, on cosines ``>=
+    -1/2`` (:func:`lshsim.laws.tables.checked_table`, the law at :data:`LAW_RTOL`); cosines
+    below, or every cosine where that table misses its check, go through
+    :func:`lshsim.laws.tables.log_p_table` on their own range.
     """
     cos = np.clip(np.asarray(cos, np.float64).reshape(-1), -1.0, 1.0)
-    if k == 1:
-
-        def direct(a: float) -> float:
-            return spherical.voronoi_log_probability(n, a, LAW_RTOL)
-    else:
-
-        def direct(a: float) -> float:
-            p = voronoi_topk_overlap(n, k, a, rtol=LAW_RTOL)
-            return math.log(p) if p > 0 else -math.inf
-
-    if cos.size == 0:
-        return cos
-    return np.exp(log_p_table(direct, cos, f"voronoi top-{k} of {n}"))
+    out = np.empty(cos.shape)
+    table = _law_table(n, k)
+    theta = np.arccos(cos)
+    inside = theta <= THETA_MAX if table is not None else np.zeros(cos.shape, bool)
+    out[inside] = table(theta[inside]) if inside.any() else 0.0
+    if (~inside).any():
+        out[~inside] = log_p_table(lambda a: _log_law(n, k, a), cos[~inside], f"top-{k} of {n}")
+    return np.exp(out)
 
 
 def _layer_stats(tap: RouterTap, name: str, f: float, ca: Capture, cb: Capture, draws: int, seed):
@@ -414,3 +431,27 @@ def describe(tap: RouterTap, rows: Sequence[Mapping[str, Any]], points: int = 41
         law = law_at_cosines(tap.experts, tap.top_k, grid)
     curve = {"x": "cosine", "at": grid.tolist(), "law": None if law is None else law.tolist()}
     return {**head, "curve": curve}
+
+
+def departures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per layer: the mean learned-minus-random departure over the overlaps, with its interval.
+
+    Each overlap draws its own sentence pairs, so the rows' departures are independent and the
+    mean's variance is the sum of their pairs-only variances over ``R^2`` (``R`` rows).
+
+    Returns:
+        ``[{"layer", "departure", "low", "high", "rows"}]`` in layer order.
+    """
+    layers: dict[str, list] = {}
+    for r in rows:
+        layers.setdefault(r["layer"], []).append(r)
+    out = []
+    for name, rs in layers.items():
+        mean = float(np.mean([r["departure"] for r in rs]))
+        var = sum(((r["departure_high"] - r["departure"]) / Z95) ** 2 for r in rs) / len(rs) ** 2
+        half = Z95 * math.sqrt(var)
+        out.append(
+            {"layer": name, "departure": mean, "low": mean - half, "high": mean + half,
+             "rows": len(rs)}
+        )  # fmt: skip
+    return out

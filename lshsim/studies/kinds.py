@@ -11,8 +11,8 @@ DESIGN.md section 8 state the promises; ``lshsim compare`` checks them):
   thread or worker count. Across other versions they may move: a comparison reports by how
   much, and no promise covers it.
 * ``platform``: downstream of XLA (the JAX T5 of the routing probe, trained or not, and
-  Theorem 2's trained students): may move across platforms and versions; a comparison
-  reports by how much.
+  Theorem 2's trained students) or of torch (the Hugging Face Mixtral of ``routing_hf``): may
+  move across platforms, versions and thread counts; a comparison reports by how much.
 
 The numbers are tagged at the source: each :class:`~lshsim.studies.base.Study` declares
 ``kinds``, ``{pattern: kind}`` over its data, each claim (:class:`lshsim.theorems.claim_types.
@@ -57,7 +57,7 @@ __all__ = [
 KINDS = {
     "exact": "exact theory: agrees to 1e-9 relative anywhere",
     "monte_carlo": "Monte Carlo: identical for the same seed and versions, any thread count",
-    "platform": "downstream of XLA: may move across platforms; the difference is reported",
+    "platform": "downstream of XLA or torch: may move across platforms; the difference is reported",
 }
 #: Relative tolerance of the ``exact`` promise.
 EXACT_RTOL = 1e-9

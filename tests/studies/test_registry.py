@@ -16,6 +16,7 @@ COMMITTED_ORDER = [
     "tokenid_vs_minhash",
     "routing_init",
     "routing_trained",
+    "routing_hf",
     "theorem2_width",
     "amplification",
     "collision_beyond",

@@ -32,6 +32,12 @@ def test_quick_reproduce_writes_figures_report_and_results(tmp_path, capsys):
             assert (tmp_path / f"{name}.{ext}").stat().st_size > 0
         saved = json.loads((tmp_path / f"{name}.json").read_text())
         assert saved["seed"] == 3 and saved["config"]["name"] == "quick"
+    hf = json.loads((tmp_path / "routing_hf.json").read_text())["data"]
+    for stage in ("before", "after"):  # the tiny Mixtral, probed through its gates' hooks
+        assert [d["layer"] for d in hf[stage]["departures"]] == ["layers/0", "layers/1"]
+    assert all(abs(r["z"]) < 5 for r in hf["before"]["rows"])  # a random gate: the law holds
+    assert all(d["low"] > 0 for d in hf["after"]["departures"])  # a trained one departs
+    assert hf["loss_after"] < hf["loss_before"]
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["holds"] is True and results["seed"] == 3
     assert results["claims_check"] == "quick"  # --quick: each claim's quick check
