@@ -54,6 +54,12 @@ examples:
   lshsim probe --config tiny --lookup ngram --ngram 2 --heads 4 --buckets 1000
   lshsim train --config tiny --lookup softmax --steps 400 --batch 16 --input-length 64 --out r
   lshsim probe --run r --json
+  lshsim probe --hf models/mixtral --figure mixtral.png     # a Hugging Face MoE folder
+  lshsim probe --tap mypackage.routers:make_tap              # any router (a RouterTap)
+
+--hf reads Mixtral, OLMoE, Qwen2-MoE and SwitchTransformers folders locally (never
+downloading); rows add departure = measured - predicted with its interval over sentence
+pairs, and realised (Token-ID's rate at this f); see docs/guide/probe_your_model.md
 """
 
 
@@ -66,7 +72,8 @@ def add_parser(sub) -> None:
         description=wrap(
             "Make sentence pairs from held-out text that share a fraction f of their aligned "
             "tokens (the other positions get random ordinary pieces), run both sentences "
-            "through the model (at initialisation with --config, or a trained --run), "
+            "through the model (lshsim's T5 at initialisation with --config or a trained "
+            "--run; a Hugging Face MoE folder with --hf; any router with --tap), "
             "and at every layer and position record the bucket each lookup picks and the "
             "cosine of the two layer inputs. Report the collision rate per layer and f next "
             "to the theory's prediction given those cosines: Voronoi for a softmax router "

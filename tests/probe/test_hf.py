@@ -179,3 +179,34 @@ def test_remote_code_is_refused(tmp_path):
 def test_t5_flags_are_refused_with_hf(tmp_path, capsys):
     assert main(["probe", "--hf", str(tmp_path), "--lookup", "softmax"]) == 2
     assert "--lookup" in capsys.readouterr().err
+
+
+def test_bf16_weights_are_routed_in_float32(tmp_path):
+    folder = _save(tmp_path)
+    model, _ = load_hf_model(folder, bf16=True)
+    assert next(model.parameters()).dtype == torch.bfloat16
+    tap = hf_tap(model)
+    ids = np.random.default_rng(5).integers(3, VOCAB, size=(2, 10))
+    cap = tap.capture(ids, np.ones(ids.shape, bool))["layers/0"]
+    assert cap.inputs.dtype == np.float32
+    w = tap.capture.gates[0][1].weight.detach().float().numpy()
+    top = np.argmax(cap.inputs @ w.T, axis=-1)
+    np.testing.assert_array_equal(cap.choice[..., 0], top)
+
+
+def test_cli_tap_factory(capsys):
+    args = ["probe", "--samples", "6", "--overlap", "0.5", "--length", "16", "--json"]
+    assert main([*args, "--tap", "tests.probe.factories:make_tap", "--router-draws", "2"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["model"] == "embedding router" and [r["layer"] for r in data["rows"]] == ["mine/0"]
+    for spec, says in (
+        ("tests.probe.factories", "module:factory"),
+        ("tests.probe.nowhere:make_tap", "cannot import"),
+        ("tests.probe.factories:missing", "no callable"),
+        ("tests.probe.factories:not_a_tap", "not a lshsim.probe.RouterTap"),
+    ):
+        assert main(["probe", "--tap", spec]) == 2
+        err = capsys.readouterr().err
+        assert says in err and "tap" in err and len(err.strip().splitlines()) == 1
+    assert main(["probe", "--tap", "tests.probe.factories:make_tap", "--bf16"]) == 2
+    assert "bf16: only with --hf" in capsys.readouterr().err
