@@ -1,5 +1,6 @@
 """A transcription of XLM's product-key memory read (``xlm/model/memory/memory.py``,
-``HashingMemory``: ``query_proj``, ``_get_indices``, ``get_indices``, ``forward``), in torch,
+``HashingMemory``: ``query_proj``, ``get_indices``, ``forward``; ``_get_indices`` is the
+project's port of it, :func:`lshsim.bench.topk_peers.xlm_get_indices`), in torch,
 for checking :func:`lshsim.probe.modules.productkey_tap` against the code it reads. Dropout,
 batch norm and the value-table options are left out (eval mode, no batch norm)."""
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from lshsim.bench.topk_peers import xlm_get_indices
 
 
 class HashingMemoryRef(nn.Module):
@@ -25,28 +28,9 @@ class HashingMemoryRef(nn.Module):
         self.last_indices = None
 
     def _get_indices(self, query, subkeys):
+        """XLM's per-head read: the project's port, ``topk_peers.xlm_get_indices``."""
         assert query.dim() == 2 and query.size(1) == self.k_dim
-        bs = query.size(0)
-        knn = self.knn
-        half = self.k_dim // 2
-        n_keys = len(subkeys[0])
-        q1 = query[:, :half]
-        q2 = query[:, half:]
-        scores1 = F.linear(q1, subkeys[0], bias=None)
-        scores2 = F.linear(q2, subkeys[1], bias=None)
-        scores1, indices1 = scores1.topk(knn, dim=1)
-        scores2, indices2 = scores2.topk(knn, dim=1)
-        all_scores = (
-            scores1.view(bs, knn, 1).expand(bs, knn, knn)
-            + scores2.view(bs, 1, knn).expand(bs, knn, knn)
-        ).view(bs, -1)
-        all_indices = (
-            indices1.view(bs, knn, 1).expand(bs, knn, knn) * n_keys
-            + indices2.view(bs, 1, knn).expand(bs, knn, knn)
-        ).view(bs, -1)
-        scores, best_indices = torch.topk(all_scores, k=knn, dim=1)
-        indices = all_indices.gather(1, best_indices)
-        return scores, indices
+        return xlm_get_indices(torch, query, subkeys[0], subkeys[1], self.knn)
 
     def get_indices(self, query):
         assert query.dim() == 2 and query.size(1) == self.k_dim
