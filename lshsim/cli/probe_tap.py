@@ -32,7 +32,13 @@ def _refuse_model_flags(args: argparse.Namespace) -> None:
 def _tap(args: argparse.Namespace):
     """The router tap the arguments name."""
     if args.hf is not None:
+        import transformers
+
         from lshsim.probe.hf import hf_tap, load_hf_model
+
+        # the command's own bar reports progress; errors keep their one line on stderr
+        transformers.utils.logging.disable_progress_bar()
+        transformers.utils.logging.set_verbosity_error()
 
         model, tokenizer = load_hf_model(args.hf, bf16=args.bf16)
         return hf_tap(model, tokenizer=tokenizer, name=args.hf)

@@ -44,7 +44,7 @@ class Architecture:
     """How to find and read one architecture's routers.
 
     Attributes:
-        routers: class names of its gate modules (newer and older ``transformers``).
+        routers: class names of its gate modules (``transformers`` 5; :data:`MIN_TRANSFORMERS`).
         experts: the config attribute holding the number of experts.
         top_k: the config attribute holding experts per token (``None``: top-1).
         seq2seq: an encoder-decoder (the decoder reads the ids shifted right).
@@ -55,6 +55,10 @@ class Architecture:
     top_k: str | None
     seq2seq: bool = False
 
+
+#: the first ``transformers`` major version whose MoE gates are the router classes read here
+#: (in 4.x Mixtral's, OLMoE's and Qwen2-MoE's gates are plain ``nn.Linear`` modules)
+MIN_TRANSFORMERS = 5
 
 #: ``model_type -> Architecture``: the routers this module reads
 ARCHITECTURES: dict[str, Architecture] = {
@@ -90,6 +94,8 @@ def _refuse_config(config: dict[str, Any], where: str) -> Architecture:
             f"hf: {model_type} is not supported: {REFUSED[model_type]} has no random-router law "
             f"here; supported: {', '.join(ARCHITECTURES)}"
         )
+    if model_type is None:
+        raise ValueError(f"hf: {where}: config.json names no model_type")
     if model_type not in ARCHITECTURES:
         raise ValueError(
             f"hf: {where} holds a {model_type!r} model; supported: {', '.join(ARCHITECTURES)}"
@@ -114,6 +120,7 @@ def load_hf_model(folder: str | Path, *, bf16: bool = False):
     if not isinstance(config, dict):
         raise ValueError(f"hf: {path / 'config.json'}: expected a JSON object")
     arch = _refuse_config(config, str(folder))
+    _check_transformers()
     import torch
     import transformers
 
@@ -122,9 +129,23 @@ def load_hf_model(folder: str | Path, *, bf16: bool = False):
         model = auto.from_pretrained(
             path, local_files_only=True, dtype=torch.bfloat16 if bf16 else torch.float32
         )
-    except (OSError, ValueError, RuntimeError) as err:
-        raise ValueError(f"hf: cannot load the model in {folder}: {err}".splitlines()[0]) from None
+    except Exception as err:  # the loaders raise many kinds (safetensors, hub validation, ...)
+        raise ValueError(
+            f"hf: cannot load the model in {folder}: {type(err).__name__}: {err}".splitlines()[0]
+        ) from None
     return model.eval(), _tokenizer(path)
+
+
+def _check_transformers() -> None:
+    """Refuse a ``transformers`` older than :data:`MIN_TRANSFORMERS` (its gates differ)."""
+    import transformers
+
+    major = int(transformers.__version__.split(".")[0])
+    if major < MIN_TRANSFORMERS:
+        raise ValueError(
+            f"hf: the probe reads transformers {MIN_TRANSFORMERS}.x gates; installed "
+            f"{transformers.__version__} (pip install -r requirements/lock-run.txt)"
+        )
 
 
 def _tokenizer(path: Path):
@@ -136,9 +157,9 @@ def _tokenizer(path: Path):
 
     try:
         return transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-    except (OSError, ValueError) as err:
+    except Exception as err:  # as the model's loader
         raise ValueError(
-            f"hf: cannot load the tokenizer in {path}: {err}".splitlines()[0]
+            f"hf: cannot load the tokenizer in {path}: {type(err).__name__}: {err}".splitlines()[0]
         ) from None
 
 
@@ -172,6 +193,7 @@ def hf_tap(model, *, tokenizer=None, name: str | None = None) -> RouterTap:
     Raises:
         ValueError: an unsupported architecture, or a model with no gate found.
     """
+    _check_transformers()
     notes: list[str] = []
     if isinstance(model, (str, Path)):
         name = name or str(model)
@@ -210,7 +232,13 @@ class _Capture:
         self.model, self.gates, self.top_k, self.seq2seq = model, gates, top_k, seq2seq
 
     def _decoder_ids(self, ids: np.ndarray) -> np.ndarray:
-        start = getattr(self.model.config, "decoder_start_token_id", None) or 0
+        gen = getattr(self.model, "generation_config", None)
+        start = next(
+            (v for v in (getattr(gen, "decoder_start_token_id", None),
+                         getattr(self.model.config, "decoder_start_token_id", None),
+                         getattr(self.model.config, "pad_token_id", None)) if v is not None),
+            0,
+        )  # fmt: skip
         out = np.full_like(ids, start)
         out[:, 1:] = ids[:, :-1]
         return out

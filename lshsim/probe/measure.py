@@ -23,7 +23,9 @@ plus ``v_router``, the spread of ``router_draws`` redrawn Gaussian routers on th
 ``z = (measured - predicted) / sqrt(v_pairs + v_router)``. ``departure`` is ``measured -
 predicted`` with its interval over the independent pairs alone (``departure_low`` /
 ``departure_high``): how far a trained router is from a random one at the same cosines.
-``realised`` is the share of equal aligned tokens: Token-ID's collision rate at this ``f``.
+``realised`` is the share of equal aligned tokens: Token-ID's collision rate at this ``f``
+(for a hash of token ids: the share of equal n-gram windows, on the mapping's compressed ids,
+as the T5 probe's n-gram rows report it).
 
 References:
     The paper, Theorem 1; Andoni et al. 2015 (Voronoi LSH); Lample et al. 2019 (product
@@ -67,13 +69,51 @@ __all__ = [
 
 #: relative accuracy of the law at the table's nodes (sampling error is ~1e-2)
 LAW_RTOL = 1e-8
+#: cosines within this of 1 are 1 (identical inputs give 1 - 2e-16 in float64, where the law
+#: is 1 - 3e-9, and with no variance at f = 1 any difference would be infinitely many sd)
+SNAP = 1e-12
+#: with no variance at all, |measured - predicted| below this is agreement (z = 0)
+ZERO_SD_TOL = 1e-6
+
+
+def _checked(tap: RouterTap, name: str, cap: Capture, ids: np.ndarray) -> Capture:
+    """One batch's capture of one layer, its shapes and values checked against the tap.
+
+    Raises:
+        ValueError: a choice not ``[B, T, top_k]`` or outside the experts (hash taps: any
+            buckets, head 0 read), inputs not ``[B, T, d]`` or not finite, tokens not ``[B, T]``.
+    """
+    where = f"tap {tap.name}: layer {name}"
+    choice = np.asarray(cap.choice)
+    if choice.ndim == 2:
+        choice = choice[..., None]
+    want = (*ids.shape, tap.top_k)
+    if choice.shape != want or not np.issubdtype(choice.dtype, np.integer):
+        raise ValueError(
+            f"{where}: choice must be integer {want}, got {choice.dtype} {choice.shape}"
+        )
+    if tap.law != NGram.name and (choice.min() < 0 or choice.max() >= tap.experts):
+        raise ValueError(f"{where}: choice outside the {tap.experts} experts")
+    inputs = None
+    if cap.inputs is not None:
+        inputs = np.asarray(cap.inputs, np.float32)
+        if inputs.ndim != 3 or inputs.shape[:2] != ids.shape:
+            raise ValueError(f"{where}: inputs must be [B, T, d] for ids {ids.shape}, got "
+                             f"{inputs.shape}")  # fmt: skip
+        if not np.isfinite(inputs).all():
+            raise ValueError(f"{where}: router inputs are not finite (NaN or inf)")
+    tokens = ids if cap.tokens is None else np.asarray(cap.tokens, np.int64)
+    if tokens.shape != ids.shape:
+        raise ValueError(f"{where}: tokens must be {ids.shape}, got {tokens.shape}")
+    return Capture(choice=choice.astype(np.int64), inputs=inputs, tokens=tokens)
 
 
 def capture_rows(tap: RouterTap, tokens: np.ndarray, batch: int = 16) -> dict[str, Capture]:
     """Run token rows through the tap in batches; each layer's captures concatenated.
 
     Raises:
-        ValueError: the tap returned no layer, or shapes that do not match the batch.
+        ValueError: the tap returned no layer, other layers in another batch, or captures
+            that :func:`_checked` refuses.
     """
     parts: dict[str, list[Capture]] = {}
     for start in range(0, tokens.shape[0], batch):
@@ -81,21 +121,12 @@ def capture_rows(tap: RouterTap, tokens: np.ndarray, batch: int = 16) -> dict[st
         got = tap.capture(ids, np.ones(ids.shape, bool))
         if not got:
             raise ValueError(f"tap {tap.name}: captured no routing layer")
-        for name, cap in got.items():
-            choice = np.asarray(cap.choice, np.int64)
-            if choice.ndim == 2:
-                choice = choice[..., None]
-            if choice.shape[:2] != ids.shape:
-                raise ValueError(
-                    f"tap {tap.name}: layer {name} chose {choice.shape}, for ids {ids.shape}"
-                )
-            parts.setdefault(name, []).append(
-                Capture(
-                    choice=choice,
-                    inputs=None if cap.inputs is None else np.asarray(cap.inputs, np.float32),
-                    tokens=ids if cap.tokens is None else np.asarray(cap.tokens, np.int64),
-                )
+        if parts and list(got) != list(parts):
+            raise ValueError(
+                f"tap {tap.name}: layers {list(got)} in one batch, {list(parts)} in another"
             )
+        for name, cap in got.items():
+            parts.setdefault(name, []).append(_checked(tap, name, cap, ids))
     return {
         name: Capture(
             choice=np.concatenate([c.choice for c in caps]),
@@ -184,7 +215,10 @@ def law_at_cosines(n: int, k: int, cos) -> np.ndarray:
     :data:`~lshsim.laws.tables.TABLE_NODES`, else through
     :func:`lshsim.laws.tables.log_p_table` on their own range.
     """
-    cos = np.clip(np.asarray(cos, np.float64).reshape(-1), -1.0, 1.0)
+    cos = np.asarray(cos, np.float64).reshape(-1)
+    if not np.isfinite(cos).all():
+        raise ValueError("cosines must be finite")
+    cos = np.clip(cos, -1.0, 1.0)
     theta = np.arccos(cos)
     out = np.empty(cos.shape)
     table = _law_table(n, k)
@@ -196,6 +230,7 @@ def law_at_cosines(n: int, k: int, cos) -> np.ndarray:
         out[~inside] = log_p_table(lambda a: _log_law(n, k, a), rest, f"top-{k} of {n}")
     elif rest.size:
         out[~inside] = [_log_law(n, k, float(a)) for a in rest]
+    out[cos >= 1.0] = 0.0  # identical inputs always collide (the table is 1 - 2e-14 there)
     return np.exp(out)
 
 
@@ -207,6 +242,9 @@ def _layer_stats(tap: RouterTap, name: str, f: float, ca: Capture, cb: Capture, 
     out["top1"] = ca.choice[..., 0] == cb.choice[..., 0]
     redrawn, v_router = math.nan, 0.0
     if tap.law == NGram.name:
+        if name not in tap.moduli:
+            raise ValueError(f"tap {tap.name}: no modulus for layer {name} (moduli: "
+                             f"{', '.join(tap.moduli)})")  # fmt: skip
         m = int(tap.moduli[name])
         same = same_windows(ca.tokens, cb.tokens, tap.ngram)
         out.update(cos=np.full(same.shape, np.nan), per_position=same + (1 - same) / m, n=m)
@@ -218,7 +256,8 @@ def _layer_stats(tap: RouterTap, name: str, f: float, ca: Capture, cb: Capture, 
         xa, xb = ca.inputs, cb.inputs
         if xa is None or xb is None:
             raise ValueError(f"tap {tap.name}: layer {name} captured no router inputs")
-        out["cos"] = cosines(xa, xb)
+        cos = cosines(xa, xb)
+        out["cos"] = np.where(cos > 1 - SNAP, 1.0, cos)  # identical inputs: exactly 1
         d = xa.shape[-1]
         if tap.law == ProductKey.name:
             s = math.isqrt(tap.experts)
@@ -295,7 +334,7 @@ def _row(tap: RouterTap, k: int, st: dict) -> dict[str, Any]:
     v_dep = float(dep.var(ddof=1) / pairs) if pairs > 1 else 0.0
     sd = math.sqrt(v_pairs + st["v_router"])
     diff = measured - predicted
-    z = diff / sd if sd > 0 else (0.0 if abs(diff) < 1e-12 else math.copysign(math.inf, diff))
+    z = diff / sd if sd > 0 else (0.0 if abs(diff) < ZERO_SD_TOL else math.copysign(math.inf, diff))
     ci, on_pairs = normal_interval(measured, sd**2, Z95), normal_interval(measured, v_pairs, Z95)
     stack, _, index = st["name"].rpartition("/")
     row = {
@@ -372,6 +411,9 @@ def probe_tap(
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0, j]))
         a, b = make_pairs(rows, f, samples, replace_ids, rng)
         cap_a, cap_b = capture_rows(tap, a, batch), capture_rows(tap, b, batch)
+        if list(cap_a) != list(cap_b):
+            raise ValueError(f"tap {tap.name}: layers {list(cap_a)} for one sentence, "
+                             f"{list(cap_b)} for its pair")  # fmt: skip
         for li, name in enumerate(cap_a):
             child = np.random.SeedSequence([seed, 1, j, li])
             stats.append(layer_stats(tap, name, f, cap_a[name], cap_b[name], router_draws, child))
@@ -443,8 +485,10 @@ def describe(tap: RouterTap, rows: Sequence[Mapping[str, Any]], points: int = 41
 def departures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per layer: the mean learned-minus-random departure over the overlaps, with its interval.
 
-    Each overlap draws its own sentence pairs, so the rows' departures are independent and the
-    mean's variance is the sum of their pairs-only variances over ``R^2`` (``R`` rows).
+    Each overlap draws its own sentence pairs, and the mean's variance is taken as the sum of
+    the rows' pairs-only variances over ``R^2`` (``R`` rows). The overlaps draw their first
+    sentences from the same held-out rows, so a row can recur across overlaps; where rows are
+    few against ``overlaps x samples`` the interval is somewhat optimistic.
 
     Returns:
         ``[{"layer", "departure", "low", "high", "rows"}]`` in layer order.

@@ -111,6 +111,8 @@ def productkey_tap(
             return hook
 
         hooks = [m.register_forward_hook(recorder(layer)) for layer, m in memories.items()]
+        training = model.training
+        model.eval()  # no dropout, batch norm from its running statistics
         try:
             with torch.no_grad():
                 model(torch.as_tensor(ids, dtype=torch.long))
@@ -128,6 +130,7 @@ def productkey_tap(
         finally:
             for h in hooks:
                 h.remove()
+            model.train(training)
         return out
 
     return RouterTap(name, n_keys * n_keys, knn, ProductKey.name, capture, vocab=vocab)

@@ -108,7 +108,10 @@ def load_tap(spec: str, **kwargs) -> RouterTap:
     factory = getattr(module, attr, None)
     if not callable(factory):
         raise ValueError(f"tap: {module_name} has no callable {attr!r}")
-    tap = factory(**kwargs)
+    try:
+        tap = factory(**kwargs)
+    except TypeError as err:
+        raise ValueError(f"tap: {spec} cannot be called without arguments ({err})") from None
     if not isinstance(tap, RouterTap):
         raise ValueError(f"tap: {spec} returned {type(tap).__name__}, not a lshsim.probe.RouterTap")
     return tap

@@ -51,6 +51,11 @@ def _own_tokenizer(tap: RouterTap, corpus, seed: int, length: int):
     from lshsim.t5.probe import held_out_rows
 
     tok = tap.tokenizer
+    limit = len(tok) if tap.vocab is None else min(len(tok), tap.vocab)
+    special = set(tok.all_special_ids)
+    ids = np.array([i for i in range(limit) if i not in special], dtype=np.int64)
+    if ids.size < 2:
+        raise ValueError(f"tokenizer: {ids.size} ordinary ids (of {len(tok)}): not a usable one")
     _, docs = split_documents(load_corpus(corpus), seed=seed)
 
     class _Encoder:  # held_out_rows' tokenizer interface
@@ -59,11 +64,6 @@ def _own_tokenizer(tap: RouterTap, corpus, seed: int, length: int):
             return [tok(t, add_special_tokens=False)["input_ids"] for t in texts]
 
     rows = held_out_rows(docs, _Encoder, length).astype(np.int64)
-    limit = len(tok) if tap.vocab is None else min(len(tok), tap.vocab)
-    special = set(tok.all_special_ids)
-    ids = np.array([i for i in range(limit) if i not in special], dtype=np.int64)
-    if ids.size < 2:
-        raise ValueError("tokenizer: fewer than 2 ordinary ids to replace tokens with")
     if tap.vocab is not None and rows.max(initial=0) >= tap.vocab:
         raise ValueError(f"tokenizer: ids up to {rows.max()} for a model of {tap.vocab} ids")
     return rows, ids

@@ -57,11 +57,14 @@ def _model(arch: str):
 
 
 def _router_logits(model, ids):
-    """The model's own router logits, one ``[B*T, E]`` array per MoE layer, encoder first."""
+    """The model's own router logits, one ``[B*T, E]`` array per MoE layer, encoder first
+    (Switch's decoder reads the ids shifted right behind start token 0)."""
     t = torch.as_tensor(ids)
     with torch.no_grad():
         if hasattr(model, "encoder"):
-            out = model(input_ids=t, decoder_input_ids=t, output_router_logits=True)
+            dec = torch.zeros_like(t)
+            dec[:, 1:] = t[:, :-1]
+            out = model(input_ids=t, decoder_input_ids=dec, output_router_logits=True)
             logits = [*out.encoder_router_logits, *out.decoder_router_logits]
         else:
             logits = model(input_ids=t, output_router_logits=True).router_logits
@@ -77,10 +80,8 @@ def test_architecture_probes_end_to_end(arch):
     ids = rng.integers(3, VOCAB, size=(3, 12))
     caps = tap.capture(ids, np.ones(ids.shape, bool))
     assert list(caps) == layers
-    if arch == "switch_transformers":  # the model's decoder read the same ids: compare on them
-        caps = {n: c for n, c in caps.items() if n.startswith("encoder")}
-    pairs = zip(caps.values(), tap.capture.gates, _router_logits(model, ids), strict=False)
-    for cap, (name, module), want in pairs:  # (Switch: the encoder's layers)
+    pairs = zip(caps.values(), tap.capture.gates, _router_logits(model, ids), strict=True)
+    for cap, (name, module), want in pairs:
         w = (getattr(module, "classifier", module)).weight.detach().numpy()
         got = cap.inputs.reshape(-1, w.shape[1]) @ w.T
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
@@ -210,3 +211,40 @@ def test_cli_tap_factory(capsys):
         assert says in err and "tap" in err and len(err.strip().splitlines()) == 1
     assert main(["probe", "--tap", "tests.probe.factories:make_tap", "--bf16"]) == 2
     assert "bf16: only with --hf" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        ("weights", "cannot load the model"),
+        ("config", "cannot load the model"),
+        ("tokenizer", "cannot load the tokenizer"),
+    ],
+)
+def test_damaged_folders_are_one_line(tmp_path, capsys, damage, says):
+    folder = _save(tmp_path)
+    if damage == "weights":
+        (folder / "model.safetensors").write_bytes(b"\x01\x02garbage")
+    elif damage == "config":
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "num_experts": "eight"}))
+    else:
+        (folder / "tokenizer.json").write_text("{}")
+    capsys.readouterr()  # the save's progress bars
+    assert main(["probe", "--hf", str(folder), "--samples", "4", "--overlap", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_tap_whose_choices_miss_its_top_k_is_refused():
+    from lshsim.probe import Capture, RouterTap
+    from lshsim.probe.measure import capture_rows
+
+    def capture(ids, mask):  # says top-2, returns one expert per token
+        return {
+            "r/0": Capture(choice=np.zeros(ids.shape, np.int64), inputs=np.ones((*ids.shape, 3)))
+        }
+
+    tap = RouterTap("liar", 4, 2, "voronoi", capture)
+    with pytest.raises(ValueError, match=r"choice must be integer \(2, 3, 2\)"):
+        capture_rows(tap, np.ones((2, 3), np.int64))

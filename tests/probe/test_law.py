@@ -65,3 +65,50 @@ def test_controlled_cosines_follow_the_exact_law(k):
 def test_mispaired_positions_fail_the_check(k):
     rows = _rows(k, mispair=True)
     assert max(abs(r["z"]) for r in rows) > 4
+
+
+def test_identical_inputs_agree_exactly():
+    """f = 1: identical inputs have cosine 1 and collide always; z is 0, not infinite."""
+    tap = RouterTap("controlled", N, 2, Voronoi.name, capture=lambda ids, mask: {})
+    a, _ = _captures(0.5, 2, np.random.default_rng(1))
+    (row,) = finish_rows(tap, [layer_stats(tap, "c/0", 1.0, a, a, 4, 0)])
+    assert row["cosine"] == 1.0 and row["measured"] == row["predicted"] == 1.0
+    assert row["z"] == 0.0 and row["ci_low"] <= row["predicted"] <= row["ci_high"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        (lambda x, s: (x * np.nan, s), "not finite"),
+        (lambda x, s: (x.reshape(-1, x.shape[-1]), s), "inputs must be"),
+        (lambda x, s: (x, s[..., :3]), "scored 3 experts"),
+    ],
+)
+def test_malformed_captures_are_refused_by_layer(bad, says):
+    from lshsim.probe.measure import capture_rows
+    from lshsim.probe.modules import scores_tap
+
+    g = np.random.default_rng(0).standard_normal((50, 6))
+    w = np.random.default_rng(1).standard_normal((6, 4))
+
+    def router(ids, mask):
+        x = g[ids]
+        return {"r/0": bad(x, x @ w)}
+
+    tap = scores_tap(router, experts=4, top_k=2, name="bad")
+    with pytest.raises(ValueError, match=f"tap bad: layer r/0.*{says}"):
+        capture_rows(tap, np.arange(20).reshape(4, 5))
+
+
+def test_layers_that_change_between_batches_are_refused():
+    from lshsim.probe.measure import capture_rows
+
+    def capture(ids, mask):
+        name = f"r/{int(ids[0, 0] > 10)}"
+        return {
+            name: Capture(choice=np.zeros(ids.shape, np.int64), inputs=np.ones((*ids.shape, 2)))
+        }
+
+    tap = RouterTap("shifty", 4, 1, Voronoi.name, capture)
+    with pytest.raises(ValueError, match="in one batch"):
+        capture_rows(tap, np.arange(40).reshape(8, 5), batch=2)
