@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from lshsim.hashing import Voronoi
-from lshsim.probe.tap import Capture, RouterTap
+from lshsim.probe.tap import Capture, RouterTap, top_experts
 
 __all__ = ["ARCHITECTURES", "REFUSED", "hf_tap", "load_hf_model"]
 
@@ -272,7 +272,7 @@ class _Capture:
             logits = x @ w.detach().float().numpy().T
             if bias is not None:
                 logits = logits + bias.detach().float().numpy()
-            choice = np.argsort(-logits, axis=-1, kind="stable")[..., : self.top_k]
+            choice = top_experts(logits, self.top_k)
             tokens = dec if name.startswith("decoder") else None
             out[name] = Capture(choice=choice, inputs=x, tokens=tokens)
         return out

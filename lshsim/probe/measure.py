@@ -48,7 +48,7 @@ from lshsim.hashing import NGram, ProductKey
 from lshsim.laws import spherical
 from lshsim.laws.tables import TABLE_NODES, checked_table, log_p_table
 from lshsim.laws.topk import voronoi_topk_overlap
-from lshsim.probe.tap import Capture, RouterTap
+from lshsim.probe.tap import Capture, RouterTap, top_experts
 from lshsim.t5.lookups.probe_theory import overlap_fraction, redrawn_productkey, same_windows
 from lshsim.t5.lookups.router_probe import cosines
 from lshsim.t5.probe import USAGE_COLUMNS, make_pairs
@@ -152,7 +152,7 @@ def redrawn_router(xa: np.ndarray, xb: np.ndarray, n: int, k: int, draws: int, s
     out = []
     for child in seq.spawn(draws):
         w = np.random.default_rng(child).standard_normal((xa.shape[1], n)).astype(np.float32)
-        out.append(float(np.mean(overlap_fraction(_top(xa @ w, k), _top(xb @ w, k)))))
+        out.append(float(np.mean(overlap_fraction(top_experts(xa @ w, k), top_experts(xb @ w, k)))))
     return np.array(out)
 
 
@@ -177,13 +177,6 @@ def redrawn_hash(ta: np.ndarray, tb: np.ndarray, n: int, m: int, draws: int, see
         buckets = np.random.default_rng(child).integers(0, m, size=int(inv.max()) + 1)
         out.append(float(np.mean(buckets[ia] == buckets[ib])))
     return np.array(out)
-
-
-def _top(scores: np.ndarray, k: int) -> np.ndarray:
-    """The top-k columns of ``scores`` (as sets; ``k = 1``: the argmax)."""
-    if k == 1:
-        return np.argmax(scores, axis=-1)[..., None]
-    return np.argpartition(-scores, k - 1, axis=-1)[..., :k]
 
 
 #: the angle range of the cached law tables: cosines >= -0.9 (the others are few: evaluated
@@ -234,26 +227,42 @@ def law_at_cosines(n: int, k: int, cos) -> np.ndarray:
     return np.exp(out)
 
 
-def _layer_stats(tap: RouterTap, name: str, f: float, ca: Capture, cb: Capture, draws: int, seed):
-    """Collisions, cosines, token equality and the redrawn routers of one (layer, overlap)."""
-    k = ca.choice.shape[-1]
-    out: dict[str, Any] = {"name": name, "overlap": f, "same": ca.tokens == cb.tokens}
-    out["collide"] = overlap_fraction(ca.choice, cb.choice)
-    out["top1"] = ca.choice[..., 0] == cb.choice[..., 0]
+def layer_stats(
+    tap: RouterTap, name: str, overlap: float, cap_a: Capture, cap_b: Capture, draws: int, seed
+) -> dict[str, Any]:
+    """One (layer, overlap)'s collisions, cosines and redrawn routers, before the law.
+
+    Args:
+        tap: the router.
+        name: the layer.
+        overlap: the nominal ``f``.
+        cap_a: the layer's capture of the first sentences (position ``t`` aligned with
+            ``cap_b``'s ``t``).
+        cap_b: the same for the second sentences.
+        draws: redrawn Gaussian routers for the interval (< 2: none).
+        seed: seeds those draws.
+
+    Returns:
+        The stats :func:`finish_rows` reads.
+    """
+    k = tap.top_k
+    out: dict[str, Any] = {"name": name, "overlap": overlap, "same": cap_a.tokens == cap_b.tokens}
+    out["collide"] = overlap_fraction(cap_a.choice, cap_b.choice)
+    out["top1"] = cap_a.choice[..., 0] == cap_b.choice[..., 0]
     redrawn, v_router = math.nan, 0.0
     if tap.law == NGram.name:
         if name not in tap.moduli:
             raise ValueError(f"tap {tap.name}: no modulus for layer {name} (moduli: "
                              f"{', '.join(tap.moduli)})")  # fmt: skip
         m = int(tap.moduli[name])
-        same = same_windows(ca.tokens, cb.tokens, tap.ngram)
+        same = same_windows(cap_a.tokens, cap_b.tokens, tap.ngram)
         out.update(cos=np.full(same.shape, np.nan), per_position=same + (1 - same) / m, n=m)
         out["same"] = same
         if draws > 1:
-            rates = redrawn_hash(ca.tokens, cb.tokens, tap.ngram, m, draws, seed)
+            rates = redrawn_hash(cap_a.tokens, cap_b.tokens, tap.ngram, m, draws, seed)
             redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
     else:
-        xa, xb = ca.inputs, cb.inputs
+        xa, xb = cap_a.inputs, cap_b.inputs
         if xa is None or xb is None:
             raise ValueError(f"tap {tap.name}: layer {name} captured no router inputs")
         cos = cosines(xa, xb)
@@ -280,7 +289,7 @@ def _layer_stats(tap: RouterTap, name: str, f: float, ca: Capture, cb: Capture, 
             )
             redrawn, v_router = float(rates.mean()), float(rates.var(ddof=1))
         out["n"] = tap.experts
-    usage = usage_metrics(np.concatenate([ca.choice.ravel(), cb.choice.ravel()]), out["n"])
+    usage = usage_metrics(np.concatenate([cap_a.choice.ravel(), cap_b.choice.ravel()]), out["n"])
     out.update(redrawn=redrawn, v_router=v_router, usage=usage)
     return out
 
@@ -420,27 +429,6 @@ def probe_tap(
     if progress:
         progress("theory")
     return finish_rows(tap, stats)
-
-
-def layer_stats(
-    tap: RouterTap, name: str, overlap: float, cap_a: Capture, cap_b: Capture, draws: int, seed
-) -> dict[str, Any]:
-    """One (layer, overlap)'s collisions, cosines and redrawn routers, before the law.
-
-    Args:
-        tap: the router.
-        name: the layer.
-        overlap: the nominal ``f``.
-        cap_a: the layer's capture of the first sentences (position ``t`` aligned with
-            ``cap_b``'s ``t``).
-        cap_b: the same for the second sentences.
-        draws: redrawn Gaussian routers for the interval (< 2: none).
-        seed: seeds those draws.
-
-    Returns:
-        The stats :func:`finish_rows` reads.
-    """
-    return _layer_stats(tap, name, overlap, cap_a, cap_b, draws, seed)
 
 
 def finish_rows(tap: RouterTap, stats: Sequence[dict]) -> list[dict[str, Any]]:

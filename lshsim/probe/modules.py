@@ -27,14 +27,9 @@ from typing import Any
 import numpy as np
 
 from lshsim.hashing import NGram, ProductKey, Voronoi
-from lshsim.probe.tap import Capture, RouterTap
+from lshsim.probe.tap import Capture, RouterTap, top_experts
 
 __all__ = ["hash_tap", "productkey_slots", "productkey_tap", "scores_tap"]
-
-
-def _top(scores: np.ndarray, k: int) -> np.ndarray:
-    """Top-k indices of the last axis, best first (ties: the lower index)."""
-    return np.argsort(-scores, axis=-1, kind="stable")[..., :k]
 
 
 def scores_tap(
@@ -64,7 +59,7 @@ def scores_tap(
                 raise ValueError(
                     f"tap {name}: layer {layer} scored {s.shape[-1]} experts, not {experts}"
                 )
-            out[layer] = Capture(choice=_top(s, top_k), inputs=np.asarray(x, np.float32))
+            out[layer] = Capture(choice=top_experts(s, top_k), inputs=np.asarray(x, np.float32))
         return out
 
     return RouterTap(name, experts, top_k, Voronoi.name, capture, vocab=vocab)
@@ -76,7 +71,7 @@ def productkey_slots(query: np.ndarray, keys: np.ndarray, knn: int) -> np.ndarra
     s1 = query[:, :half] @ keys[0].T
     s2 = query[:, half:] @ keys[1].T
     sums = (s1[:, :, None] + s2[:, None, :]).reshape(query.shape[0], -1)
-    return _top(sums, knn)
+    return top_experts(sums, knn)
 
 
 def productkey_tap(

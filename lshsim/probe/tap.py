@@ -27,10 +27,15 @@ import numpy as np
 
 from lshsim.hashing import NGram, ProductKey, Voronoi
 
-__all__ = ["LAWS", "Capture", "RouterTap", "load_tap"]
+__all__ = ["LAWS", "Capture", "RouterTap", "load_tap", "top_experts"]
 
 #: the laws a tap may name (the families' own names)
 LAWS = (Voronoi.name, ProductKey.name, NGram.name)
+
+
+def top_experts(scores: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` best-scored experts of the last axis, best first (ties: the lower index)."""
+    return np.argsort(-np.asarray(scores), axis=-1, kind="stable")[..., :k]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,8 +38,12 @@ class HFRouterConfig:
     hf_draws: int
 
 
-def _rows(cfg: HFRouterConfig, seed: int):
-    """``(train rows, held-out rows, replace ids, vocabulary)`` in lshsim's tokenizer."""
+def corpus_rows(length: int, seed: int):
+    """``(train rows, held-out rows, replace ids, vocabulary)`` of the embedded corpus.
+
+    In the tokenizer of lshsim's :data:`TOKENIZER_CONFIG` and its train/held-out split, rows
+    of ``length`` tokens (int64).
+    """
     from lshsim.t5.configs import get_config
     from lshsim.t5.data.corpus import load_corpus, split_documents
     from lshsim.t5.data.spans import pack_tokens
@@ -51,8 +55,8 @@ def _rows(cfg: HFRouterConfig, seed: int):
     opts = TrainOptions.from_config(config, seed=seed)
     tok, eval_docs = held_out_tokenizer(config, opts, None)
     train_docs, _ = split_documents(load_corpus(None), opts.eval_fraction, seed=opts.seed)
-    train = pack_tokens(tok.encode_batch(train_docs), cfg.hf_length).astype("int64")
-    held = held_out_rows(eval_docs, tok, cfg.hf_length).astype("int64")
+    train = pack_tokens(tok.encode_batch(train_docs), length).astype("int64")
+    held = held_out_rows(eval_docs, tok, length).astype("int64")
     return train, held, ordinary_ids(tok), tok.num_pieces
 
 
@@ -81,7 +85,7 @@ def routing_hf(cfg: HFRouterConfig, seed: int) -> dict:
 
     from lshsim.probe.tiny_mixtral import mean_loss, tiny_mixtral, train_lm
 
-    train, held, ids, vocab = _rows(cfg, seed)
+    train, held, ids, vocab = corpus_rows(cfg.hf_length, seed)
     shape = {"hidden": cfg.hf_hidden, "layers": cfg.hf_layers, "experts": cfg.hf_experts,
              "top_k": cfg.hf_top_k}  # fmt: skip
     model = tiny_mixtral(vocab, **shape, seed=seed)
