@@ -21,11 +21,12 @@ from dataclasses import asdict, dataclass, field
 
 from lshsim._validate import check_int
 from lshsim.estimation import engine
-from lshsim.estimation.inputs import check_inputs
+from lshsim.estimation.inputs import Inputs, check_inputs, resolve_mode
 from lshsim.estimation.intervals import interval
 from lshsim.estimation.statistics import TopkOverlap
+from lshsim.hashing import get_family
 
-__all__ = ["OverlapEstimate", "estimate_topk_overlap"]
+__all__ = ["OverlapEstimate", "check_topk_estimate", "estimate_topk_overlap"]
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,10 @@ def estimate_topk_overlap(
     Returns:
         :class:`OverlapEstimate`; at ``k = 1`` it estimates the collision probability.
     """
-    inputs = check_inputs(
-        family, n, params, overlap=overlap, cosine=cosine, dim=dim, length=length, vocab=vocab,
-        samples=samples, seed=seed, mode=mode,
+    inputs, statistic = check_topk_estimate(
+        family, n, k, overlap=overlap, cosine=cosine, dim=dim, length=length, vocab=vocab,
+        samples=samples, seed=seed, mode=mode, **params,
     )  # fmt: skip
-    statistic = TopkOverlap.for_inputs(inputs, k)
-    check_int("samples", inputs.samples, 2)
     start = time.perf_counter()
     tally = engine.run(statistic, inputs, threads=1)
     est = interval(statistic.interval, tally)
@@ -112,3 +111,56 @@ def estimate_topk_overlap(
         inputs.cosine, inputs.dim, inputs.length, inputs.vocab, inputs.params, tally.trials,
         statistic.interval,
     )  # fmt: skip
+
+
+def check_topk_estimate(
+    family: str,
+    n: int,
+    k: int,
+    *,
+    overlap: float | None = None,
+    cosine: float | None = None,
+    dim: int = 64,
+    length: int = 32,
+    vocab: int = 32128,
+    samples: int = 10_000,
+    seed: int = 0,
+    mode: str = "full",
+    **params,
+) -> tuple[Inputs, TopkOverlap]:
+    """Check :func:`estimate_topk_overlap`'s arguments without running a trial.
+
+    ``mode="auto"`` is ``reduced`` where the family has an exact top-k sampler (Voronoi,
+    product keys) and ``full`` otherwise (cross-polytope), as ``simulate --help`` says.
+
+    Args:
+        family: as for :func:`estimate_topk_overlap`.
+        n: as for :func:`estimate_topk_overlap`.
+        k: as for :func:`estimate_topk_overlap`.
+        overlap: as for :func:`estimate_topk_overlap`.
+        cosine: as for :func:`estimate_topk_overlap`.
+        dim: as for :func:`estimate_topk_overlap`.
+        length: as for :func:`estimate_topk_overlap`.
+        vocab: as for :func:`estimate_topk_overlap`.
+        samples: as for :func:`estimate_topk_overlap`.
+        seed: as for :func:`estimate_topk_overlap`.
+        mode: ``"full"``, ``"reduced"`` or ``"auto"``.
+        **params: family parameters.
+
+    Returns:
+        ``(inputs, statistic)``, checked.
+
+    Raises:
+        ValueError: one line naming the bad argument.
+    """
+    if mode == "auto":
+        mode = resolve_mode(family, n, params, mode)
+        if mode == "reduced" and not hasattr(get_family(family), "sample_topk_reduced"):
+            mode = "full"
+    inputs = check_inputs(
+        family, n, params, overlap=overlap, cosine=cosine, dim=dim, length=length, vocab=vocab,
+        samples=samples, seed=seed, mode=mode,
+    )  # fmt: skip
+    statistic = TopkOverlap.for_inputs(inputs, k)
+    check_int("samples", inputs.samples, 2)
+    return inputs, statistic

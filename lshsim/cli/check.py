@@ -8,6 +8,7 @@ import textwrap
 
 from lshsim.cli.output import StepBar
 from lshsim.cli.vocabulary import JSON_HELP
+from lshsim.cli.work import start_work
 
 
 def add_parser(sub) -> None:
@@ -68,6 +69,7 @@ def run_check(args: argparse.Namespace) -> int:
     from lshsim.theorems import claims  # imports the estimators; keep `lshsim --help` light
 
     ids = args.claim or list(claims.CLAIMS)
+    start_work()
     with StepBar(len(ids), "claims", show=not args.json) as progress:
         verdicts = claims.check(ids, progress=progress, mutate=args.mutate)
     held = sum(v.holds for v in verdicts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from lshsim.cli.environment import check_environment
-from lshsim.cli.errors import run_command
+from lshsim.cli.errors import quiet_broken_pipe, run_command
 from lshsim.cli.parser import build_parser
 
 __all__ = ["build_parser", "main"]
@@ -25,5 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"lshsim: error: {exc}", file=sys.stderr)
         return 2
-    args = build_parser().parse_args(argv)
-    return run_command(args)
+    try:
+        args = build_parser().parse_args(argv)  # --help into a closed pipe
+        return run_command(args)
+    except BrokenPipeError:
+        return quiet_broken_pipe()

@@ -19,6 +19,7 @@ from lshsim.cli.model_flags import (
     config_from_args,
 )
 from lshsim.cli.vocabulary import JSON_HELP
+from lshsim.cli.work import start_work
 from lshsim.t5.configs import CONFIGS, TABLE3, TABLE3_ALTUP, T5Config
 
 
@@ -105,6 +106,7 @@ def run_params(args: argparse.Namespace) -> int:
         The exit status, 0.
     """
     cfg = config_from_args(args)  # checks the options' ranges and combination first
+    start_work()
 
     from lshsim.t5.params import count_params
 
@@ -139,13 +141,14 @@ def run_cost(args: argparse.Namespace) -> int:
     """
     check_ranges(args, TRACE_RANGES)
     cfg = config_from_args(args)  # checks the options' ranges and combination first
+    if args.compare and (cfg.memory != "none" or cfg.lookup != "none"):
+        raise ValueError("compare: give a plain --config (the variants add the memory)")
+    start_work()
 
     from lshsim.t5.cost import comparison, flops_per_token
 
     kw = {"input_length": args.input_length, "target_length": args.target_length}
     if args.compare:
-        if cfg.memory != "none" or cfg.lookup != "none":
-            raise ValueError("compare: give a plain --config (the variants add the memory)")
         rows = comparison(cfg, **kw)
         if args.json:
             print(json.dumps({"config": cfg.name, "rows": rows}))

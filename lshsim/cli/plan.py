@@ -23,6 +23,8 @@ from lshsim.cli.checks import TRACE_RANGES, check_micro_batch, check_ranges, def
 from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.model_flags import MEMORY_HELP, add_config_flag, add_memory_flags, config_from_args
 from lshsim.cli.vocabulary import JSON_HELP
+from lshsim.cli.work import start_work
+from lshsim.t5.budget import check_lengths
 from lshsim.t5.hardware import HARDWARE
 
 _EPILOG = (
@@ -220,6 +222,8 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.mesh is None and not args.minimal:  # the child process plans the same mesh
         args.mesh = f"data={data},model={model}"
     max_devices = MAX_DEVICES if args.max_devices is None else args.max_devices
+    check_lengths(args.input_length, args.target_length)
+    start_work()
     status = _ensure_devices(args, max_devices if args.minimal else data * model)
     if status is not None:
         return status

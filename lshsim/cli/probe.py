@@ -21,6 +21,7 @@ from lshsim.cli.model_flags import (
 )
 from lshsim.cli.probe_tap import probe_tap_command
 from lshsim.cli.vocabulary import JSON_HELP, float_list, install_aliases
+from lshsim.cli.work import start_work
 from lshsim.t5.lookups import LOOKUPS
 
 _EPILOG = """\
@@ -177,14 +178,16 @@ def _source(args):
         if args.corpus:
             raise ValueError("corpus: a checkpoint is probed on its own held-out split")
         run = check_run_dir(args.run, "--run")
-        probe.theory_family(read_run(run)[0])  # refused before the restore
+        saved = read_run(run)[0]
+        probe.theory_family(saved)  # refused before the restore
+        if args.lookup is not None and args.lookup != saved.lookup:
+            raise ValueError(
+                f"lookup: the checkpoint's lookup is {saved.lookup!r}, not {args.lookup!r}"
+            )
+        start_work()
         config, params, step = probe.checkpoint_params(run, args.step)
         if args.expert_impl is not None:
             config = config.replace(expert_impl=args.expert_impl)
-        if args.lookup is not None and args.lookup != config.lookup:
-            raise ValueError(
-                f"lookup: the checkpoint's lookup is {config.lookup!r}, not {args.lookup!r}"
-            )
         rows, ids = probe.sentence_source(config, length=args.length, run=run)
         return config, params, rows, ids, f"{run} step {step}"
     if args.step is not None:
@@ -193,6 +196,7 @@ def _source(args):
         raise ValueError(f"lookup: --config needs --lookup {'|'.join(LOOKUPS)}")
     config = config_from_args(args)
     probe.theory_family(config)  # a model without a lookup is refused before any work
+    start_work()
     rows, ids = probe.sentence_source(config, corpus=args.corpus, seed=seed, length=args.length)
     return config, probe.initial_params(config, seed), rows, ids, f"{config.name} at init"
 

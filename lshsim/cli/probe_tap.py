@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from lshsim.cli.checks import check_figure
 from lshsim.cli.model_flags import MEMORY_FIELDS
+from lshsim.cli.work import start_work
 
 __all__ = ["probe_tap_command"]
 
@@ -27,6 +29,26 @@ def _refuse_model_flags(args: argparse.Namespace) -> None:
         raise ValueError(f"{flag}: a --hf or --tap router has no --{flag} (a --run/--config flag)")
     if args.bf16 and args.hf is None:
         raise ValueError("bf16: only with --hf")
+
+
+def _check_source(args: argparse.Namespace) -> None:
+    """``--hf``: a folder with a ``config.json``; ``--tap``: ``module:factory`` (before loading).
+
+    Raises:
+        ValueError: one line naming ``--hf`` or ``--tap``.
+    """
+    if args.hf is not None:
+        folder = Path(args.hf)
+        if not folder.is_dir():
+            raise ValueError(f"--hf: {args.hf} is not a folder")
+        if not (folder / "config.json").is_file():
+            raise ValueError(f"--hf: {args.hf} has no config.json (a saved transformers model)")
+        return
+    module, sep, attr = args.tap.partition(":")
+    if not sep or not module.isprintable() or not attr.isidentifier():
+        raise ValueError(f"--tap: expected module:factory, got {args.tap!r}")
+    if not all(part.isidentifier() for part in module.split(".")):
+        raise ValueError(f"--tap: {module!r} is not an absolute module name")
 
 
 def _tap(args: argparse.Namespace):
@@ -63,6 +85,8 @@ def probe_tap_command(args: argparse.Namespace, overlaps, samples: int, draws: i
     _refuse_model_flags(args)
     figure = check_figure(args.figure)
     seed = check_int("seed", args.seed, 0, 2**32 - 1)
+    _check_source(args)
+    start_work()
     tap = _tap(args)
     rows, ids = tap_rows(tap, corpus=args.corpus, seed=seed, length=args.length)
     with tqdm(total=len(overlaps) + 1, desc="probe", disable=args.json, file=sys.stderr) as bar:

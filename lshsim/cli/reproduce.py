@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lshsim.cli.output import StepBar
+from lshsim.cli.work import start_work
 
 
 def add_parser(sub) -> None:
@@ -92,9 +93,11 @@ def run_reproduce(args: argparse.Namespace) -> int:
         given += ["--quick"] if args.quick else []
         if given:
             raise ValueError(f"--verify: runs nothing, so {given[0]} has no effect with it")
+        start_work()
         return verify_folder(args.verify)
     seed = check_int("seed", 0 if args.seed is None else args.seed, 0)
     out = check_output_dir("figures" if args.out is None else args.out, "--out")
+    start_work()
 
     from lshsim.studies import reproduce
 

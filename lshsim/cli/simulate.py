@@ -17,7 +17,8 @@ from lshsim.cli import simulate_topk
 from lshsim.cli.families import family_help
 from lshsim.cli.output import print_rows
 from lshsim.cli.vocabulary import JSON_HELP
-from lshsim.estimate import MODES, estimate_collision
+from lshsim.cli.work import start_work
+from lshsim.estimate import MODES, check_estimate, estimate_collision
 from lshsim.hashing import FAMILIES, get_family
 from lshsim.laws.topk_sentences import SENTENCE_TOPK_DRAWS
 from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES, amplification
@@ -342,19 +343,20 @@ def run_simulate(args: argparse.Namespace) -> int:
         sentence["dim"] = args.dim
     if args.topk is not None:
         return simulate_topk.run_simulate_topk(args, sentence, params)
+    kw = {
+        "overlap": args.overlap,
+        "cosine": args.cosine,
+        **sentence,
+        "samples": args.samples,
+        "seed": args.seed,
+        "mode": mode,
+        **params,
+    }
+    check_estimate(args.family, args.buckets, **kw)
+    start_work()
     progress = not args.json and sys.stderr.isatty()
     est = estimate_collision(
-        args.family,
-        args.buckets,
-        overlap=args.overlap,
-        cosine=args.cosine,
-        **sentence,
-        samples=args.samples,
-        seed=args.seed,
-        mode=mode,
-        progress=progress,
-        threads=args.threads,
-        **params,
+        args.family, args.buckets, progress=progress, threads=args.threads, **kw
     )
     if args.json:
         print(json.dumps(est.to_dict()))
@@ -433,6 +435,7 @@ def run_theory(args: argparse.Namespace) -> int:
     sentence = _sentence_options(args, ("dim", "length", "vocab", "cosines", "seed"))
     out = simulate_topk.theory_topk(args, params, sentence)
     if out is not None:
+        start_work()
         return simulate_topk.print_out(out, args.json)
     for flag, name in (("tables", "tables (L)"), ("concat", "concat (k)")):
         if getattr(args, flag) is not None:  # before any quadrature
@@ -467,6 +470,7 @@ def run_theory(args: argparse.Namespace) -> int:
         out.update(
             get_family(args.family).overlap_details(res.n, res.overlap, res.length, **params)
         )
+    start_work()  # theory's checks are the laws' own, made as they integrate (milliseconds)
     if args.json:
         print(json.dumps(out))
         return 0

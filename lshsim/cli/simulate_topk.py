@@ -17,7 +17,8 @@ import math
 from lshsim import theory
 from lshsim._validate import check_float, check_int
 from lshsim.cli.output import print_rows
-from lshsim.estimate_topk import estimate_topk_overlap
+from lshsim.cli.work import start_work
+from lshsim.estimate_topk import check_topk_estimate, estimate_topk_overlap
 from lshsim.hashing import TOPK_FAMILIES, family_names, get_family
 from lshsim.laws.topk import check_topk
 
@@ -152,16 +153,16 @@ def run_simulate_topk(args: argparse.Namespace, sentence: dict, params: dict) ->
     """``lshsim simulate --topk k``: the Monte-Carlo top-k overlap; return 0."""
     if args.threads is not None:
         raise ValueError("--threads has no effect with --topk (its blocks run in order)")
-    est = estimate_topk_overlap(
-        args.family,
-        args.buckets,
-        args.topk,
-        overlap=args.overlap,
-        cosine=args.cosine,
+    kw = {
+        "overlap": args.overlap,
+        "cosine": args.cosine,
         **sentence,
-        samples=args.samples,
-        seed=args.seed,
-        mode=args.mode,
+        "samples": args.samples,
+        "seed": args.seed,
+        "mode": args.mode,
         **params,
-    )
+    }
+    check_topk_estimate(args.family, args.buckets, args.topk, **kw)
+    start_work()
+    est = estimate_topk_overlap(args.family, args.buckets, args.topk, **kw)
     return print_out(est.to_dict(), args.json)

@@ -10,6 +10,7 @@ import json
 import math
 from pathlib import Path
 
+from lshsim._validate import check_int
 from lshsim.cli.checks import (
     STEP_RANGES,
     TRAIN_RANGES,
@@ -30,6 +31,7 @@ from lshsim.cli.model_flags import (
     config_from_args,
 )
 from lshsim.cli.vocabulary import JSON_HELP, install_aliases
+from lshsim.cli.work import start_work
 
 _TRAIN_EPILOG = (
     """\
@@ -191,6 +193,8 @@ def run_train(args: argparse.Namespace) -> int:
     check_train_out(args)
     config = config_from_args(args)
     _check_mesh(args, config)
+    _check_options(args, config)
+    start_work()
     primary = start_processes(args)  # before anything touches JAX's backend
     from lshsim.t5.checkpoint import RUN_FILE, read_run
 
@@ -249,6 +253,40 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_options(args: argparse.Namespace, config) -> None:
+    """The library's checks of ``train``'s options and its memory estimate, before JAX starts.
+
+    A resumed run's recorded options are checked against the given ones by
+    :func:`lshsim.t5.loop.train`; a new run's are built here as the library will build them.
+
+    Raises:
+        ValueError: one line naming the first bad option, file or folder.
+    """
+    from lshsim.t5.budget import check_train_fits
+    from lshsim.t5.options import TrainOptions
+
+    check_int("--steps", args.steps, 1)
+    for path in args.corpus or ():
+        if not Path(path).exists():
+            raise ValueError(f"--corpus: {path} does not exist")
+    if args.tokenizer is not None and not Path(args.tokenizer).is_file():
+        raise ValueError(f"--tokenizer: {args.tokenizer} is not a file")
+    if args.resume:
+        return
+    opts = TrainOptions.from_config(
+        config,
+        batch_size=args.batch,
+        input_length=args.input_length,
+        target_length=args.target_length,
+        seed=args.seed,
+        learning_rate=args.lr,
+        warmup_steps=args.warmup,
+        keep_checkpoints=args.keep_checkpoints,
+        accumulate=args.accumulate,
+    )
+    check_train_fits(config, opts.batch_size // opts.accumulate, opts.input_length)
+
+
 def _check_mesh(args: argparse.Namespace, config) -> None:
     """The micro-batch check ``plan`` makes, where the data axis is given (before JAX starts)."""
     from lshsim.cli.plan import parse_mesh
@@ -273,6 +311,9 @@ def run_eval(args: argparse.Namespace) -> int:
     """
     check_ranges(args, STEP_RANGES)
     check_run_dir(args.run, "--run")
+    if args.examples is not None:
+        check_int("--examples", args.examples, 1)
+    start_work()
 
     from lshsim.t5.loop import evaluate_run
 

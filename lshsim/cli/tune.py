@@ -15,6 +15,7 @@ import numpy as np
 from lshsim.cli.checks import check_figure
 from lshsim.cli.simulate import add_family_option, add_family_param_args, family_params
 from lshsim.cli.vocabulary import JSON_HELP
+from lshsim.cli.work import start_work
 from lshsim.hashing import FAMILIES, SIMILARITIES, get_family
 from lshsim.tune import FORM_OPTIONS, datasketch_line, foreign_options, make_amplifier, tune
 
@@ -211,6 +212,7 @@ def run_tune(args: argparse.Namespace) -> int:
         **sentence,
         **family_params(args),
     )
+    start_work()  # tune's checks are the library's, made as it searches (a second or less)
     data = result.to_dict()
     if figure is not None:
         _draw(result, data, figure, {**sentence, "dim": args.dim})

@@ -57,12 +57,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from lshsim.cli.vocabulary import install_aliases
+from lshsim.cli.work import start_work
 from lshsim.launch import add_launch_flags, collect, launcher_from_args
 from lshsim.studies.memory.document import load_doc
 from lshsim.studies.memory.jobs import collect_runs, launch_runs, make_jobs, parse_train_args
@@ -246,6 +246,9 @@ def run(argv: Sequence[str] | None = None) -> tuple[dict[str, Any], int]:
     parse_train_args(args.train_args)  # a bad --train-args fails before any work
     specs = _plans(args)
     doc = load_doc(args.results)
+    if args.out is not None:
+        _out(args, ap)
+    start_work()
     status = 0
     if args.finetune:
         from lshsim.studies.memory import finetune as ft
@@ -285,16 +288,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def console(argv: Sequence[str] | None = None) -> int:
-    """:func:`run` as a script: a ``ValueError`` is one line on stderr and exit status 2.
+    """:func:`run` as a script, its failures reported as ``lshsim``'s are.
+
+    One line on stderr, exit 2 for bad input (:func:`lshsim.cli.errors.guarded`).
 
     Args:
         argv: command-line arguments (default ``sys.argv[1:]``).
 
     Returns:
-        :func:`run`'s status, or 2 after a ``ValueError``.
+        :func:`run`'s status, or :func:`lshsim.cli.errors.guarded`'s.
     """
-    try:
-        return run(argv)[1]
-    except ValueError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
+    from lshsim.cli.errors import guarded
+
+    return guarded(lambda: run(argv)[1], PROG)
