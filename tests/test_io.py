@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from lshsim._io import check_output_dir, write_atomic
+from lshsim._io import check_output_dir, json_field, read_json, write_atomic
 
 
 def test_write_atomic_replaces_and_leaves_no_temporary(tmp_path):
@@ -127,3 +127,52 @@ def test_save_figure_files_are_0644(tmp_path, umask_022):
         plt.close(fig)
     assert [p.name for p in paths] == ["fig.png", "fig.svg"]
     assert {_mode(p) for p in paths} == {0o644}
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        (None, "no such file"),
+        (b'{"a": 1', "not valid JSON, truncated or damaged (Expecting ',' delimiter: line 1"),
+        ("{}".encode("utf-16"), "not UTF-8 text (byte 0xff at offset 0)"),
+        (b'{"a": "\xe9"}', "not UTF-8 text (byte 0xe9 at offset 7)"),
+        (b"[" * 100_000, "nested too deeply"),
+        (b'{"a": 1, "a": 2}', "the key 'a' appears twice in one object"),
+        (b"[1, 2]", "holds a list, not an object"),
+        (b'{"a": NaN}', "NaN is not a number JSON allows"),
+        (b'{"a": 1e999}', "the number 1e999 is too large for a float"),
+        (b'{"a": ' + b"9" * 5000 + b"}", "an integer of 5000 digits (over 308"),
+    ],
+)
+def test_read_json_names_the_file_in_one_line(tmp_path, raw, why):
+    """Every way a JSON file can be bad is one ValueError line: the file, then why."""
+    path = tmp_path / "f.json"
+    if raw is not None:
+        path.write_bytes(raw)
+    with pytest.raises(ValueError) as err:
+        read_json(path, finite=True, max_digits=308)
+    message = str(err.value)
+    assert message.startswith(f"{path}: ") and why in message and "\n" not in message
+
+
+def test_read_json_takes_nan_unless_told_and_names_as_told(tmp_path):
+    path = tmp_path / "f.json"
+    path.write_text('{"a": NaN}')
+    assert read_json(path)["a"] != read_json(path)["a"]
+    with pytest.raises(ValueError, match=r"^B \(.*f\.json\): a folder, not a file$"):
+        read_json(tmp_path, where=f"B ({path})")
+
+
+def test_json_field_checks_the_type():
+    doc = {"n": 3, "b": True, "s": "x", "z": None, "f": float("nan")}
+    assert json_field(doc, "n", "integer", "W") == 3
+    assert json_field(doc, "z", "string", "W", optional=True) is None
+    for key, kind, why in [
+        ("b", "integer", "W: field 'b' must be an integer, got a boolean"),
+        ("s", "number", "W: field 's' must be a number, got a string"),
+        ("f", "number", "W: field 'f' must be a number, got nan"),
+        ("z", "string", "W: field 'z' is null"),
+        ("q", "list", "W: field 'q' is missing"),
+    ]:
+        with pytest.raises(ValueError, match=f"^{why}$"):
+            json_field(doc, key, kind, "W")

@@ -8,6 +8,7 @@ import math
 
 from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.vocabulary import JSON_HELP
+from lshsim.cli.work import start_work
 
 
 def add_parser(sub) -> None:
@@ -55,46 +56,16 @@ def run_compare(args: argparse.Namespace) -> int:
     Returns:
         The exit status: 0 when every promise holds, 1 when one is broken.
     """
-    from lshsim.studies.compare import compare, table
+    from lshsim.studies.compare import check, compare, table
 
-    for name, path in (("A", args.a), ("B", args.b)):
-        _check_numbers(name, path)
-    result = compare(args.a, args.b)
+    pair = check(args.a, args.b)  # both files read and checked: one line naming a bad one
+    start_work()
+    result = compare(args.a, args.b, pair)
     if args.json:
         print(json.dumps(_json_safe(result.to_dict()), default=str, allow_nan=False))
     else:
         print("\n".join(table(result)))
     return 1 if result.broken else 0
-
-
-#: The most digits of an integer in a results file (a float64 holds up to about 1.8e308).
-MAX_DIGITS = 308
-
-
-def _check_numbers(name: str, path: str) -> None:
-    """Refuse, naming the file, a results file whose numbers no float can hold.
-
-    A missing or malformed file is left to :func:`lshsim.studies.compare.compare`, which names
-    it; this catches what it would turn into an overflow or a recursion error.
-
-    Raises:
-        ValueError: ``A (path): an integer of 401 digits ...`` or ``... nested too deeply``.
-    """
-
-    def parse_int(text: str) -> int:
-        if len(text.lstrip("-")) > MAX_DIGITS:
-            raise ValueError(
-                f"{name} ({path}): an integer of {len(text.lstrip('-'))} digits; no float holds it"
-            )
-        return int(text)
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            json.load(fh, parse_int=parse_int)
-    except RecursionError:
-        raise ValueError(f"{name} ({path}): nested too deeply to be a results.json") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return  # compare() names these
 
 
 def _json_safe(obj):

@@ -23,13 +23,13 @@ Numbers no rule covers are held to the ``exact`` promise. :func:`compare` return
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lshsim._io import json_field, json_type, read_json
 from lshsim.studies.kinds import (
     MC_STACK,
     METADATA,
@@ -37,6 +37,7 @@ from lshsim.studies.kinds import (
     compile_rules,
     kind_of,
     rules,
+    spec,
     tolerance,
 )
 
@@ -46,6 +47,8 @@ __all__ = ["EXAMPLES", "Comparison", "Quantity", "compare", "load", "table"]
 EXAMPLES = 20
 #: The label of numbers no rule covers (held to the exact promise).
 UNCLASSIFIED = "(unclassified)"
+#: The most digits of an integer in a results file (a float64 holds up to about 1.8e308).
+MAX_DIGITS = 308
 
 
 @dataclass
@@ -115,48 +118,65 @@ class Comparison:
         return out
 
 
-def load(path: str | Path) -> tuple[dict, dict[str, str]]:
+def load(path: str | Path, name: str = "") -> tuple[dict, dict[str, str]]:
     """Read a ``results.json`` and the versions it was made with.
 
     Args:
         path: the file.
+        name: how messages name it (``A`` gives ``A (PATH): ...``; default: the path).
 
     Returns:
         ``(results, versions)``; versions from the file, else from ``manifest.json`` beside
-        it, else empty.
+        it (when that one is readable), else empty.
 
     Raises:
-        ValueError: If the file is missing, unreadable, or not a ``results.json``.
+        ValueError: one line naming the file: it is missing, unreadable, not JSON (truncated,
+            nested too deeply, a repeated key, an integer no float holds), or not a
+            ``results.json`` (no ``studies``, ``config`` with its ``name``, integer ``seed``,
+            or recorded ``kinds`` that are not kinds).
     """
     path = Path(path)
+    where = f"{name} ({path})" if name else str(path)
     if path.is_dir():
-        raise ValueError(f"{path} is a folder: give the results.json in it")
+        raise ValueError(f"{where} is a folder: give the results.json in it")
     if not path.is_file():
-        raise ValueError(f"{path}: no such file")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not readable as JSON ({exc})") from None
+        raise ValueError(f"{where}: no such file")
+    doc = read_json(path, where=where, max_digits=MAX_DIGITS)
     if (
-        not isinstance(doc, dict)
-        or not isinstance(doc.get("studies"), dict)
+        not isinstance(doc.get("studies"), dict)
         or not isinstance(doc.get("config"), dict)
         or "name" not in doc["config"]
         or "seed" not in doc
     ):
         raise ValueError(
-            f"{path}: not a results.json of lshsim reproduce (no studies, config, seed)"
+            f"{where}: not a results.json of lshsim reproduce (no studies, config, seed)"
         )
+    json_field(doc["config"], "name", "string", f"{where}: config")
+    json_field(doc, "seed", "integer", where)
+    _check_kinds(doc.get("kinds"), where)
     versions = doc.get("versions")
     if not isinstance(versions, dict):
-        versions = {}
-        manifest = path.parent / "manifest.json"
-        try:
-            found = json.loads(manifest.read_text(encoding="utf-8")).get("versions")
-            versions = found if isinstance(found, dict) else {}
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-            pass
+        try:  # a damaged manifest beside it: the versions are unknown
+            found = read_json(path.parent / "manifest.json").get("versions")
+        except ValueError:
+            found = None
+        versions = found if isinstance(found, dict) else {}
     return doc, {str(k): str(v) for k, v in versions.items()}
+
+
+def _check_kinds(kinds: Any, where: str) -> None:
+    """Refuse recorded kinds that are not ``{pattern: kind or {"kind", "rtol", "atol"}}``."""
+    if not isinstance(kinds, dict):
+        return  # none recorded: this lshsim's registry applies
+    try:
+        for pattern, value in kinds.items():
+            if not isinstance(value, str) and not (
+                isinstance(value, dict) and isinstance(value.get("kind"), str)
+            ):
+                raise ValueError(f"kinds: {pattern!r:.80} has {json_type(value)}, not a kind")
+            spec(value)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _leaves(obj: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -243,7 +263,8 @@ def _registry_claim_kinds(claims: Any) -> list[dict]:
 
     out = []
     for c in claims:
-        claim = CLAIMS.get(c.get("id")) if isinstance(c, dict) else None
+        known = isinstance(c, dict) and isinstance(c.get("id"), str)
+        claim = CLAIMS.get(c["id"]) if known else None
         out.append({"kinds": dict(claim.kinds or {}) if claim is not None else {}})
     return out
 
@@ -277,12 +298,67 @@ def _idle_rules(found: dict[str, Any], rows: dict[str, Quantity]) -> list[str]:
     return [p for p in found if p not in TOP and p not in rows]
 
 
-def compare(path_a: str | Path, path_b: str | Path) -> Comparison:
+@dataclass
+class Pair:
+    """Two ``results.json`` read and checked against each other, ready to compare.
+
+    Attributes:
+        a: the reference file.
+        b: the file checked against it.
+        doc_a: A's results.
+        doc_b: B's results.
+        versions_a: what A was made with (:func:`load`).
+        versions_b: what B was made with.
+        rules: the kind rules that apply (``{pattern: kind or spec}``).
+        source: where the rules come from (for people).
+    """
+
+    a: str
+    b: str
+    doc_a: dict
+    doc_b: dict
+    versions_a: dict[str, str]
+    versions_b: dict[str, str]
+    rules: dict[str, Any]
+    source: str
+
+
+def check(path_a: str | Path, path_b: str | Path) -> Pair:
+    """Read two runs and check that they can be compared (the checks of :func:`compare`).
+
+    Args:
+        path_a: the reference ``results.json``.
+        path_b: the ``results.json`` to check against it.
+
+    Returns:
+        The :class:`Pair`.
+
+    Raises:
+        ValueError: one line: a file is not a ``results.json`` (:func:`load`, naming it), or
+            the two runs are of different profiles or seeds (naming both).
+    """
+    (doc_a, va), (doc_b, vb) = load(path_a, "A"), load(path_b, "B")
+    both = f"(A {path_a}, B {path_b})"
+    pa, pb = doc_a["config"]["name"], doc_b["config"]["name"]
+    if pa != pb:
+        raise ValueError(
+            f"A is a {pa!r:.60} run and B a {pb!r:.60} run: compare two runs of one profile {both}"
+        )
+    if doc_a["seed"] != doc_b["seed"]:
+        raise ValueError(
+            f"A has seed {doc_a['seed']} and B seed {doc_b['seed']}: compare one seed {both}"
+        )
+    found, source = _rules(doc_a, doc_b)
+    return Pair(str(path_a), str(path_b), doc_a, doc_b, va, vb, found, source)
+
+
+def compare(path_a: str | Path, path_b: str | Path, pair: Pair | None = None) -> Comparison:
     """Compare every number of two runs by the promise of its kind.
 
     Args:
         path_a: the reference ``results.json`` (e.g. the committed ``figures/results.json``).
         path_b: the ``results.json`` to check against it.
+        pair: what :func:`check` returned for these paths (default: check them now).
 
     Returns:
         The :class:`Comparison`, one :class:`Quantity` per rule that covers a number.
@@ -291,17 +367,31 @@ def compare(path_a: str | Path, path_b: str | Path) -> Comparison:
         ValueError: If a file is not a ``results.json``, or the two runs are of different
             profiles or seeds (nothing to compare).
     """
-    (doc_a, va), (doc_b, vb) = load(path_a), load(path_b)
-    pa, pb = doc_a["config"]["name"], doc_b["config"]["name"]
-    if pa != pb:
-        raise ValueError(f"A is a {pa!r} run and B a {pb!r} run: compare two runs of one profile")
-    if doc_a["seed"] != doc_b["seed"]:
-        raise ValueError(f"A has seed {doc_a['seed']} and B seed {doc_b['seed']}: compare one seed")
-    found, source = _rules(doc_a, doc_b)
+    pair = check(path_a, path_b) if pair is None else pair
+    stack = _stack_differences(pair.versions_a, pair.versions_b)
+    rows = _quantities(_numbers(pair.doc_a), _numbers(pair.doc_b), pair.rules)
+    for q in rows.values():
+        _verdict(q, stack_same=not stack)
+    return Comparison(
+        a=str(path_a),
+        b=str(path_b),
+        profile=pair.doc_a["config"]["name"],
+        seed=pair.doc_a["seed"],
+        versions_a=pair.versions_a,
+        versions_b=pair.versions_b,
+        stack_differences=stack,
+        kinds_from=pair.source,
+        quantities=list(rows.values()),
+        idle_rules=_idle_rules(pair.rules, rows) if pair.source.startswith("recorded") else [],
+    )
+
+
+def _quantities(
+    na: dict[tuple[str, ...], Any], nb: dict[tuple[str, ...], Any], found: dict[str, Any]
+) -> dict[str, Quantity]:
+    """A :class:`Quantity` per rule of ``found`` covering a number of A or B, counts filled."""
     compiled = compile_rules(found)
     tolerances = tolerance(found)
-    stack = _stack_differences(va, vb)
-    na, nb = _numbers(doc_a), _numbers(doc_b)
     rows: dict[str, Quantity] = {}
     for path in [*na, *(p for p in nb if p not in na)]:
         match = kind_of(path, compiled)
@@ -325,20 +415,7 @@ def compare(path_a: str | Path, path_b: str | Path) -> Comparison:
             q.max_abs, q.max_rel = max(q.max_abs, diff), max(q.max_rel, rel)
             if len(q.differences) < EXAMPLES:
                 q.differences.append({"path": where, "a": na[path], "b": nb[path]})
-    for q in rows.values():
-        _verdict(q, stack_same=not stack)
-    return Comparison(
-        a=str(path_a),
-        b=str(path_b),
-        profile=pa,
-        seed=doc_a["seed"],
-        versions_a=va,
-        versions_b=vb,
-        stack_differences=stack,
-        kinds_from=source,
-        quantities=list(rows.values()),
-        idle_rules=_idle_rules(found, rows) if source.startswith("recorded") else [],
-    )
+    return rows
 
 
 def _num(x: float) -> str:

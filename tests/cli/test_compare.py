@@ -40,7 +40,7 @@ def test_cli_table_json_and_exit_status(tmp_path, capsys):
     [
         ("missing", "no such file"),
         ("folder", "is a folder: give the results.json in it"),
-        ("garbage", "not readable as JSON"),
+        ("garbage", "not valid JSON, truncated or damaged"),
         ("other", "not a results.json"),
         ("profile", "A is a 'quick' run and B a 'default' run"),
         ("seed", "A has seed 0 and B seed 4"),
