@@ -11,12 +11,12 @@ import argparse
 import json
 
 from lshsim.cli.vocabulary import JSON_HELP
-from lshsim.hashing import FAMILIES, LAWS
+from lshsim.hashing import FAMILIES, LAWS, family_names
 
 
 def family_help() -> dict[str, str]:
     """One line per family (its ``help``), shown by ``lshsim families`` and ``--help``."""
-    return {name: cls.help for name, cls in FAMILIES.items()}
+    return {name: FAMILIES[name].help for name in family_names()}
 
 
 def add_parser(sub) -> None:
@@ -43,27 +43,32 @@ def add_parser(sub) -> None:
 def run_families(args: argparse.Namespace) -> int:
     """Print the family registry as a table or as ``{"families": [...]}``.
 
+    A plug-in that failed to load is not listed: it was named in one warning line when the
+    registry loaded the entry points (:func:`lshsim.hashing.load_entry_points`).
+
     Args:
         args: the parsed ``families`` arguments.
 
     Returns:
         The exit status, 0.
     """
-    rows = [
-        {
-            "name": name,
-            "input": cls.input_kind,
-            "reduced": cls.reduced,
-            "description": cls.help,
-            "parameters": [p.name for p in cls.parameters],
-            "laws": [law for law in LAWS if cls.has_law(law)],
-            "topk": cls.has_topk,
-        }
-        for name, cls in FAMILIES.items()
-    ]
+    rows = [_row(name, FAMILIES[name]) for name in family_names()]
     if args.json:
         print(json.dumps({"families": rows}))
     else:
         for r in rows:
             print(f"{r['name']:<14s} {r['input']:<11s} {r['description']}")
     return 0
+
+
+def _row(name: str, cls) -> dict:
+    """The ``lshsim families --json`` record of one family."""
+    return {
+        "name": name,
+        "input": cls.input_kind,
+        "reduced": cls.reduced,
+        "description": cls.help,
+        "parameters": [p.name for p in cls.parameters],
+        "laws": [law for law in LAWS if cls.has_law(law)],
+        "topk": cls.has_topk,
+    }

@@ -15,7 +15,15 @@ True
 
 from __future__ import annotations
 
-from lshsim.hashing.base import LAWS, SIMILARITIES, HashFamily, NoLaw, OverlapLaw, Param
+from lshsim.hashing.base import (
+    LAWS,
+    SIMILARITIES,
+    HashFamily,
+    MissingMethod,
+    NoLaw,
+    OverlapLaw,
+    Param,
+)
 from lshsim.hashing.engram import Engram
 from lshsim.hashing.hyperplane import PStable, SimHash
 from lshsim.hashing.minhash import MERSENNE61, MinHash
@@ -25,8 +33,10 @@ from lshsim.hashing.registry import (
     ENTRY_POINT_GROUP,
     FAMILIES,
     FamilyView,
+    PluginWarning,
     family_names,
     get_family,
+    load_deferred,
     load_entry_points,
     register_family,
     unregister_family,
@@ -36,7 +46,6 @@ from lshsim.hashing.tokenid import TokenID
 
 for _cls in (SimHash, PStable, Voronoi, CrossPolytope, MinHash, TokenID, NGram, ProductKey, Engram):
     register_family(_cls)
-load_entry_points()
 
 #: Families hashing real vectors (the others hash token ids).
 VECTOR_FAMILIES = FamilyView(lambda c: c.input_kind == "vectors", "families hashing vectors")
@@ -68,19 +77,25 @@ __all__ = [
     "FamilyView",
     "HashFamily",
     "MinHash",
+    "MissingMethod",
     "NGram",
     "NoLaw",
     "OverlapLaw",
     "PStable",
     "Param",
+    "PluginWarning",
     "ProductKey",
     "SimHash",
     "TokenID",
     "Voronoi",
     "family_names",
     "get_family",
+    "load_deferred",
     "load_entry_points",
     "make_family",
     "register_family",
     "unregister_family",
 ]
+
+# Last, so that a plug-in loaded here can import any name of this module.
+load_entry_points()

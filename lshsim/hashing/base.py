@@ -13,6 +13,7 @@ one tile plus O(m).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -34,6 +35,28 @@ ROW_TILE = 16384
 
 class NoLaw(ValueError):
     """The family has no exact law for the question asked (one line, naming family and law)."""
+
+
+class MissingMethod(ValueError, NotImplementedError):
+    """The family lacks a method every family must define (one line, naming family and method).
+
+    A ``ValueError``, so the CLI reports it as bad input (exit 2) rather than a bug, and a
+    ``NotImplementedError``, as the abstract method it stands for.
+    """
+
+
+#: The methods every family defines (a family without them cannot be drawn or hashed): name ->
+#: what it does, for :class:`MissingMethod`'s line.
+REQUIRED_METHODS = {
+    "check_params": "validate n and the parameters",
+    "_draw": "draw one hash function",
+    "_hash": "hash a batch",
+}
+
+#: Called with every new subclass of :class:`HashFamily` once its body has run (the registry
+#: registers there a plug-in's class whose entry point was met while its module was still being
+#: imported: :mod:`lshsim.hashing.registry`).
+SUBCLASS_HOOKS: list[Callable[[type], None]] = []
 
 
 @dataclass(frozen=True)
@@ -154,6 +177,12 @@ class HashFamily:
     #: (min-hash: ``J``), so amplified curves are ``1 - (1 - s^k)^L`` with closed-form areas.
     law_is_similarity: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs):
+        """Run :data:`SUBCLASS_HOOKS` on the new family class."""
+        super().__init_subclass__(**kwargs)
+        for hook in SUBCLASS_HOOKS:
+            hook(cls)
+
     def __init__(self, n: int, d: int, seed=0, **params):
         self.params = self.check_params(n, **params)
         self.n = self.params.pop("n")
@@ -162,15 +191,42 @@ class HashFamily:
         self._draw(np.random.default_rng(self.seed))
 
     @classmethod
+    def missing_methods(cls) -> list[str]:
+        """The :data:`REQUIRED_METHODS` the family leaves to this base class (none, normally)."""
+        owner = {m: next(k for k in cls.__mro__ if m in vars(k)) for m in REQUIRED_METHODS}
+        return [m for m in REQUIRED_METHODS if owner[m] is HashFamily]
+
+    @classmethod
+    def missing_method(cls, method: str) -> MissingMethod:
+        """The one-line error for a required ``method`` the family does not define.
+
+        Args:
+            method: a key of :data:`REQUIRED_METHODS`.
+
+        Returns:
+            The error, naming the family, its class and every required method it lacks.
+        """
+        lacks = cls.missing_methods() or [method]
+        what = " and ".join(f"{m} ({REQUIRED_METHODS[m]})" for m in lacks)
+        return MissingMethod(
+            f"family '{cls.name}' ({cls.__module__}.{cls.__qualname__}) does not define "
+            f"{what}, which every HashFamily subclass must"
+        )
+
+    @classmethod
     def check_params(cls, n: int, **params) -> dict:
-        """Validate ``n`` and the family's parameters; return them normalised (with ``n``)."""
-        raise NotImplementedError
+        """Validate ``n`` and the family's parameters; return them normalised (with ``n``).
+
+        Raises:
+            MissingMethod: the family does not define it.
+        """
+        raise cls.missing_method("check_params")
 
     def _draw(self, rng: np.random.Generator) -> None:
-        raise NotImplementedError
+        raise self.missing_method("_draw")
 
     def _hash(self, batch: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        raise self.missing_method("_hash")
 
     def hash(self, batch) -> np.ndarray:
         """Hash a batch; see the family's docstring for the accepted shape. Returns int64 ids."""
