@@ -417,13 +417,20 @@ def _lsh_view(args: argparse.Namespace, params: dict, log_p: float) -> dict:
     out["amplified"] = amplification.amplified(math.exp(log_p), concat, tables)
     if args.far is not None:
         out["amplified_far"] = amplification.amplified(out["far_probability"], concat, tables)
-    out["hash_cost"] = amplification.hash_cost(fam, n, **params)
-    out["query_cost"] = amplification.query_cost(fam, n, concat, tables, **params)
+    out["hash_cost"] = theory.law_or_none(amplification.hash_cost, fam, n, **params)
+    if out["hash_cost"] is None:  # no cost in inner products: no query cost
+        out["query_cost"] = None
+    else:
+        out["query_cost"] = amplification.query_cost(fam, n, concat, tables, **params)
     return out
 
 
 def run_theory(args: argparse.Namespace) -> int:
     """Print the exact collision probability and rho as a table or one JSON object.
+
+    A quantity the family has no law for (``limit_rho``; with ``--tables``/``--concat``,
+    ``hash_cost`` and ``query_cost``) is null in ``--json`` and "not available" in the table,
+    and everything else is printed: a family needs only its law at a cosine (or at an overlap).
 
     Args:
         args: the parsed ``theory`` arguments.
@@ -451,7 +458,9 @@ def run_theory(args: argparse.Namespace) -> int:
             "probability": math.exp(log_p),
             "log_probability": log_p,
             "rho": -log_p / math.log(args.buckets),
-            "limit_rho": theory.limit_rho(args.family, args.cosine, n=args.buckets, **params),
+            "limit_rho": theory.law_or_none(
+                theory.limit_rho, args.family, args.cosine, n=args.buckets, **params
+            ),
             **_lsh_view(args, params, log_p),
             "params": params,
         }
@@ -474,5 +483,6 @@ def run_theory(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    print_rows([(k, f"{v:.10g}" if isinstance(v, float) else v) for k, v in out.items()])
+    rows = [(k, f"{v:.10g}" if isinstance(v, float) else v) for k, v in out.items()]
+    print_rows([(k, "not available" if v is None else v) for k, v in rows])
     return 0

@@ -9,7 +9,7 @@ per idea:
   quadrature, accurate to a relative ``1e-9`` by default;
 * :mod:`~lshsim.theory.families`: one entry point per cosine family and question,
   :func:`probability` / :func:`log_probability` at a cosine (SimHash's closed form included),
-  :func:`probabilities` at an array of cosines;
+  :func:`probabilities` at an array of cosines, :func:`law_or_none` for an optional law;
 * :mod:`~lshsim.theory.rates`: :func:`rho` ``= -log P / log n``, the LSH exponent
   :func:`rho_lsh` ``= ln(1/p1) / ln(1/p2)`` at a far cosine, :func:`limit_rho`
   (``n -> infinity``), :func:`asymptotic_probability` (Andoni et al. 2015 and a sharper
@@ -64,6 +64,7 @@ from lshsim.theory.families import (
     COSINE_FAMILIES,
     cosine_family,
     crosspolytope_probability,
+    law_or_none,
     log_probability,
     minhash_probability,
     probabilities,
@@ -97,6 +98,7 @@ __all__ = [
     "datar_probability",
     "hash_cost",
     "jaccard",
+    "law_or_none",
     "limit_rho",
     "log_miss",
     "log_probability",

@@ -16,11 +16,13 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
 from lshsim._validate import as_floats, check_float
-from lshsim.hashing import COSINE_FAMILIES, MinHash, PStable, get_family
+from lshsim.hashing import COSINE_FAMILIES, MinHash, NoLaw, PStable, get_family
 from lshsim.hashing.spherical import NO_EXACT_THEORY
 from lshsim.laws import spherical as spherical_theory
 from lshsim.laws.closed_forms import minhash_law, pstable_law
@@ -32,6 +34,7 @@ __all__ = [
     "QuadratureError",
     "cosine_family",
     "crosspolytope_probability",
+    "law_or_none",
     "log_probability",
     "minhash_probability",
     "probabilities",
@@ -41,6 +44,33 @@ __all__ = [
     "topk_overlap",
     "voronoi_probability",
 ]
+
+
+T = TypeVar("T")
+
+
+def law_or_none(law: Callable[..., T], *args, **kwargs) -> T | None:
+    """``law(*args, **kwargs)``, or None where the family lacks that law.
+
+    For the optional quantities a report adds beside the one asked for (``lshsim theory``'s
+    ``limit_rho``, ``hash_cost``, ...): a family without them still gets the rest.
+
+    Args:
+        law: a function of this package that raises :class:`~lshsim.hashing.NoLaw` for a family
+            without the law (or without it at these parameters).
+        *args: its arguments.
+        **kwargs: its keyword arguments.
+
+    Returns:
+        The law's value, or None.
+
+    Raises:
+        ValueError: any other error of ``law`` (bad input is still reported).
+    """
+    try:
+        return law(*args, **kwargs)
+    except NoLaw:
+        return None
 
 
 def simhash_probability(n: int, cosine: float) -> float:
