@@ -29,6 +29,11 @@ squad      SQuAD/train-v1.1.json, dev-v1.1.json             SQuAD v1.1 JSON
 user       train.jsonl, dev.jsonl                           ``{"input": ..., "target": ...}``
 ========== ================================================ ==================================
 
+Every file is read through :mod:`lshsim.t5.finetune.readers`: a file that cannot be read as
+its format (missing, not UTF-8, binary, truncated, a value of the wrong type anywhere) is one
+line naming the file, the line and the field; a file without an example is refused too
+(:func:`read_examples`).
+
 The recasts follow ``google-research/text-to-text-transfer-transformer``,
 ``t5/data/preprocessors.py`` (``glue``, ``stsb``, ``record``, ``wsc_simple``, ``squad``) and
 ``t5/data/glue_utils.py`` (``get_glue_text_preprocessor``: the feature order of MultiRC and
@@ -37,7 +42,8 @@ WiC; otherwise the features sorted by name), with the TFDS label classes:
 * GLUE: ``"<task> <feature>: <text> <feature>: <text>"`` with the features sorted by name,
   e.g. ``"cola sentence: ..."``, ``"mnli hypothesis: ... premise: ..."``, ``"qnli question: ...
   sentence: ..."``; the target is the label word. STS-B's target is the score rounded to the
-  nearest 0.2, written with one decimal (``"stsb sentence1: ... sentence2: ..."`` -> ``"3.8"``).
+  nearest 0.2, written with one decimal (``"stsb sentence1: ... sentence2: ..."`` -> ``"3.8"``);
+  a score outside STS-B's scale, 0 to 5, is refused (naming the file and line).
 * SuperGLUE: the same rule with the SuperGLUE benchmark names (``boolq passage: ... question:
   ...``, ``cb hypothesis: ... premise: ...``, ``copa choice1: ... choice2: ... premise: ...
   question: cause``, ``rte hypothesis: ... premise: ...``, ``wic sentence1: ... sentence2: ...
@@ -54,12 +60,22 @@ WiC; otherwise the features sorted by name), with the TFDS label classes:
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from lshsim.t5.finetune.readers import (
+    class_id,
+    fail,
+    field,
+    items,
+    place,
+    read_json,
+    read_jsonl,
+    read_lines,
+)
 
 __all__ = [
     "BENCHMARK_TASKS",
@@ -68,6 +84,7 @@ __all__ = [
     "Task",
     "get_task",
     "load_split",
+    "read_examples",
     "task_folder",
 ]
 
@@ -120,46 +137,12 @@ class Task:
 # ---------------------------------------------------------------------------- helpers
 
 
-def _fail(path: Path, where: str, message: str) -> ValueError:
-    return ValueError(f"data: {path}{where}: {message}")
-
-
-def _read_lines(path: Path) -> list[str]:
-    if not path.is_file():
-        raise ValueError(f"data: no such file {path}")
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a leading BOM (MRPC) dropped
-    except UnicodeDecodeError as exc:
-        raise _fail(path, "", f"not UTF-8 text ({exc.reason})") from None
-    lines = [ln.rstrip("\r") for ln in text.split("\n")]
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not lines:
-        raise _fail(path, "", "empty file")
-    return lines
-
-
 def _glue_input(benchmark: str, features: list[tuple[str, str]]) -> str:
     """T5's ``glue`` preprocessor: the benchmark name, then ``key: value`` pairs, space-joined."""
     parts = [benchmark]
     for key, value in features:
         parts += [f"{key}:", value]
     return " ".join(parts)
-
-
-def _class_id(path: Path, where: str, value: Any, classes: tuple[str, ...]) -> int:
-    """A label given as a class id (``0``, ``"1"``, ``True``) or a label word, checked."""
-    raw = value
-    if isinstance(value, bool):
-        value = int(value)
-    if isinstance(value, str) and value in classes:
-        return classes.index(value)
-    if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
-        value = int(value.strip())
-    if isinstance(value, int) and 0 <= value < len(classes):
-        return value
-    allowed = ", ".join(classes)
-    raise _fail(path, where, f"unknown label {raw!r} (expected a class id or one of {allowed})")
 
 
 # ---------------------------------------------------------------------------- GLUE (TSV)
@@ -211,18 +194,35 @@ def stsb_target(score: float) -> str:
     return f"{round(score * 5) / 5:.1f}"
 
 
+#: STS-B's similarity scale: 0 (unrelated) to 5 (equivalent).
+STSB_RANGE = (0.0, 5.0)
+
+
+def _stsb_score(path: Path, where: str, raw: str) -> float:
+    """An STS-B score: a finite number in :data:`STSB_RANGE`."""
+    shown = repr(raw) if len(raw) <= 40 else repr(raw[:37] + "...")
+    try:
+        score = float(raw)
+    except ValueError:
+        raise fail(path, where, f"unknown label {shown} (expected a score)") from None
+    lo, hi = STSB_RANGE
+    if not math.isfinite(score) or not lo <= score <= hi:
+        raise fail(path, where, f"score {shown} outside [{lo:g}, {hi:g}] (STS-B's scale)")
+    return score
+
+
 def _read_glue(name: str) -> Callable[[Path, str], list[Example]]:
     layout = _GLUE_LAYOUTS[name]
     classes = GLUE_LABELS.get(name)
 
     def read(path: Path, split: str) -> list[Example]:
-        lines = _read_lines(path)
+        lines = read_lines(path)
         if layout.header:
             header = lines[0].split("\t")
             need = [c for _, c in layout.columns] + [layout.label]
             missing = [str(c) for c in need if c not in header]
             if missing:
-                raise _fail(
+                raise fail(
                     path,
                     "",
                     f"missing column {', '.join(map(repr, missing))} "
@@ -241,7 +241,7 @@ def _read_glue(name: str) -> Callable[[Path, str], list[Example]]:
             cells = line.split("\t")
             where = f" line {n}"
             if len(cells) < width:
-                raise _fail(
+                raise fail(
                     path,
                     where,
                     f"expected at least {width} tab-separated columns, got {len(cells)}",
@@ -249,48 +249,19 @@ def _read_glue(name: str) -> Callable[[Path, str], list[Example]]:
             feats = [(key, cells[index[col]]) for key, col in layout.columns]
             raw = cells[index[layout.label]].strip()
             if name == "stsb":
-                try:
-                    score = float(raw)
-                except ValueError:
-                    raise _fail(path, where, f"unknown label {raw!r} (expected a score)") from None
-                if not math.isfinite(score):
-                    raise _fail(path, where, f"unknown label {raw!r} (expected a score)")
+                score = _stsb_score(path, where, raw)
                 out.append(Example(_glue_input(name, feats), stsb_target(score), score))
             else:
-                label = _class_id(path, where, raw, classes)
+                label = class_id(path, where, raw, classes)
                 out.append(Example(_glue_input(name, feats), classes[label], label))
         if not out:
-            raise _fail(path, "", "empty file (no examples)")
+            raise fail(path, "", "empty file (no examples)")
         return out
 
     return read
 
 
 # ---------------------------------------------------------------------------- SuperGLUE
-
-
-def _read_jsonl(path: Path) -> list[tuple[str, dict]]:
-    out = []
-    for n, line in enumerate(_read_lines(path), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _fail(path, f" line {n}", f"not JSON ({exc.msg})") from None
-        if not isinstance(rec, dict):
-            raise _fail(path, f" line {n}", "expected a JSON object")
-        out.append((f" line {n}", rec))
-    return out
-
-
-def _field(path: Path, where: str, rec: dict, key: str, kind: type | tuple = str):
-    if key not in rec:
-        raise _fail(path, where, f"missing field {key!r}")
-    value = rec[key]
-    if not isinstance(value, kind):
-        raise _fail(path, where, f"field {key!r} has type {type(value).__name__}")
-    return value
 
 
 #: TFDS ``super_glue`` label classes (the default ``False``/``True`` where none are named).
@@ -319,9 +290,9 @@ def _read_super_glue(name: str) -> Callable[[Path, str], list[Example]]:
 
     def read(path: Path, split: str) -> list[Example]:
         out = []
-        for where, rec in _read_jsonl(path):
-            feats = [(k, _field(path, where, rec, k)) for k in _SG_FEATURES[name]]
-            label = _class_id(path, where, _field(path, where, rec, "label", (str, int)), classes)
+        for where, rec in read_jsonl(path):
+            feats = [(k, field(path, where, rec, k)) for k in _SG_FEATURES[name]]
+            label = class_id(path, where, field(path, where, rec, "label", (str, int)), classes)
             out.append(Example(_glue_input(benchmark, feats), classes[label], label))
         return out
 
@@ -333,22 +304,30 @@ def _multirc_text(text: str) -> str:
     return re.sub(r"<(/)?b>", "", text)
 
 
+def _idx(path: Path, where: str, rec: dict, default: Any) -> Any:
+    """A record's ``idx`` (an integer or a string; ``default`` when it has none): a group id."""
+    if "idx" not in rec:
+        return default
+    return field(path, where, rec, "idx", (int, str))
+
+
 def _read_multirc(path: Path, split: str) -> list[Example]:
     classes = SUPER_GLUE_LABELS["multirc"]
     out = []
-    for where, rec in _read_jsonl(path):
-        passage = _field(path, where, rec, "passage", dict)
-        text = _field(path, where, passage, "text")
-        for q in _field(path, where, passage, "questions", list):
-            question = _field(path, where, q, "question")
-            group = (rec.get("idx"), q.get("idx"))
-            for a in _field(path, where, q, "answers", list):
+    for where, rec in read_jsonl(path):
+        at = place(where, "passage")
+        passage = field(path, where, rec, "passage", dict)
+        text = field(path, at, passage, "text")
+        for i, (wq, q) in enumerate(items(path, at, passage, "questions")):
+            question = field(path, wq, q, "question")
+            group = (_idx(path, where, rec, where.strip()), _idx(path, wq, q, i))
+            for wa, a in items(path, wq, q, "answers"):
                 feats = [
                     ("question", question),
-                    ("answer", _field(path, where, a, "text")),
+                    ("answer", field(path, wa, a, "text")),
                     ("paragraph", text),
                 ]
-                label = _class_id(path, where, _field(path, where, a, "label", (int, str)), classes)
+                label = class_id(path, wa, field(path, wa, a, "label", (int, str)), classes)
                 inputs = _multirc_text(_glue_input("multirc", feats))
                 out.append(Example(inputs, classes[label], label, group))
     return out
@@ -366,17 +345,20 @@ def _read_record(path: Path, split: str) -> list[Example]:
     (as TFDS builds them).
     """
     out = []
-    for where, rec in _read_jsonl(path):
-        passage = _field(path, where, rec, "passage", dict)
-        text = _field(path, where, passage, "text")
-        spans = _field(path, where, passage, "entities", list)
-        try:
-            entities = sorted({text[e["start"] : e["end"] + 1] for e in spans})
-        except (KeyError, TypeError):
-            raise _fail(path, where, "entities must be {start, end} objects") from None
-        for qa in _field(path, where, rec, "qas", list):
-            query = _field(path, where, qa, "query")
-            answers = sorted({_field(path, where, a, "text") for a in qa.get("answers", [])})
+    for where, rec in read_jsonl(path):
+        at = place(where, "passage")
+        passage = field(path, where, rec, "passage", dict)
+        text = field(path, at, passage, "text")
+        entities = sorted(
+            {
+                text[field(path, we, e, "start", int) : field(path, we, e, "end", int) + 1]
+                for we, e in items(path, at, passage, "entities")
+            }
+        )
+        for i, (wq, qa) in enumerate(items(path, where, rec, "qas")):
+            query = field(path, wq, qa, "query")
+            found = items(path, wq, qa, "answers", optional=True)
+            answers = sorted({field(path, wa, a, "text") for wa, a in found})
             inputs = " ".join(
                 [
                     "record query:",
@@ -387,7 +369,7 @@ def _read_record(path: Path, split: str) -> list[Example]:
                     _record_passage(text),
                 ]
             )
-            group = (rec.get("idx"), qa.get("idx"))
+            group = (_idx(path, where, rec, where.strip()), _idx(path, wq, qa, i))
             targets = answers or ["<unk>"]
             if split != "train":
                 targets = targets[:1]
@@ -415,28 +397,29 @@ _WSC_SPECIAL = {
 def _read_wsc(path: Path, split: str) -> list[Example]:
     """T5's ``wsc_simple``: training keeps the examples whose candidate is the referent."""
     out = []
-    for where, rec in _read_jsonl(path):
-        text = _field(path, where, rec, "text")
-        target = _field(path, where, rec, "target", dict)
-        span1 = _field(path, where, target, "span1_text")
-        span2 = _field(path, where, target, "span2_text")
-        index = _field(path, where, target, "span2_index", int)
-        label = _class_id(
-            path, where, _field(path, where, rec, "label", (int, str)), ("False", "True")
+    for where, rec in read_jsonl(path):
+        text = field(path, where, rec, "text")
+        target = field(path, where, rec, "target", dict)
+        at = place(where, "target")
+        span1 = field(path, at, target, "span1_text")
+        span2 = field(path, at, target, "span2_text")
+        index = field(path, at, target, "span2_index", int)
+        label = class_id(
+            path, where, field(path, where, rec, "label", (int, str)), ("False", "True")
         )
         if text in _WSC_SPECIAL:
             blanked = _WSC_SPECIAL[text]
         else:
             words = text.split(" ")
             if not 0 < index < len(words) or words[index] != span2:
-                raise _fail(path, where, f"span2_index {index} is not the word {span2!r}")
+                raise fail(path, where, f"span2_index {index} is not the word {span2!r}")
             blanked = " ".join([*words[:index], "X", *words[index + 1 :]])
         inputs = "wsc: " + blanked.replace(" X ", f" *{span2}* ")
         if split == "train" and not label:
             continue
         out.append(Example(inputs, span1, label, referent=span1))
     if not out:
-        raise _fail(path, "", "empty file (no examples)")
+        raise fail(path, "", "empty file (no examples)")
     return out
 
 
@@ -450,39 +433,31 @@ def pad_punctuation(text: str) -> str:
 
 
 def _read_squad(path: Path, split: str) -> list[Example]:
-    if not path.is_file():
-        raise ValueError(f"data: no such file {path}")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise _fail(path, "", f"not JSON ({exc.msg})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
-        raise _fail(path, "", "missing field 'data' (a SQuAD v1.1 file)")
+    doc = read_json(path)
     out = []
-    for article in doc["data"]:
-        for para in _field(path, "", article, "paragraphs", list):
-            context = pad_punctuation(_field(path, "", para, "context"))
-            for qa in _field(path, "", para, "qas", list):
-                where = f" question {qa.get('id', '?')}"
-                question = pad_punctuation(_field(path, where, qa, "question"))
+    for wa, article in items(path, "", doc, "data"):
+        for wp, para in items(path, wa, article, "paragraphs"):
+            context = pad_punctuation(field(path, wp, para, "context"))
+            for wq, qa in items(path, wp, para, "qas"):
+                question = pad_punctuation(field(path, wq, qa, "question"))
                 answers = [
-                    pad_punctuation(_field(path, where, a, "text"))
-                    for a in _field(path, where, qa, "answers", list)
+                    pad_punctuation(field(path, wx, a, "text"))
+                    for wx, a in items(path, wq, qa, "answers")
                 ]
                 if not answers:
-                    raise _fail(path, where, "no answers")
+                    raise fail(path, wq, "no answers")
                 inputs = re.sub(r"\s+", " ", f"question: {question} context: {context}")
                 out.append(Example(inputs, answers[0], answers))
     if not out:
-        raise _fail(path, "", "empty file (no questions)")
+        raise fail(path, "", "empty file (no questions)")
     return out
 
 
 def _read_user(path: Path, split: str) -> list[Example]:
     out = []
-    for where, rec in _read_jsonl(path):
-        inputs = _field(path, where, rec, "input")
-        target = _field(path, where, rec, "target")
+    for where, rec in read_jsonl(path):
+        inputs = field(path, where, rec, "input")
+        target = field(path, where, rec, "target")
         out.append(Example(inputs, target, target))
     return out
 
@@ -599,7 +574,20 @@ def load_split(task: Task | str, data: str | Path, split: str) -> dict[str, list
     task = get_task(task) if isinstance(task, str) else task
     folder = task_folder(task, data)
     if split == "train":
-        return {task.name: task.read(folder / task.train_file, "train")}
+        return {task.name: read_examples(task, folder / task.train_file, "train")}
     if split != "eval":
         raise ValueError(f"split: expected 'train' or 'eval', got {split!r}")
-    return {name: task.read(folder / f, "eval") for name, f in task.eval_files.items()}
+    return {name: read_examples(task, folder / f, "eval") for name, f in task.eval_files.items()}
+
+
+def read_examples(task: Task, path: Path, split: str) -> list[Example]:
+    """The examples of one of ``task``'s files (``split``: ``train`` or ``eval``).
+
+    Raises:
+        ValueError: one line naming the file (and the line and field): missing, unreadable,
+            not UTF-8, not in the task's format, or without an example.
+    """
+    examples = task.read(Path(path), split)
+    if not examples:
+        raise fail(Path(path), "", "no examples")
+    return examples
