@@ -77,3 +77,31 @@ def check_fits(
             f"{option}: {subject} need about {format_bytes(need)} for {purpose}; "
             f"this machine has {format_bytes(available)} available"
         )
+
+
+#: The longest work a command takes on without being asked twice: a day. Simulations, probes,
+#: sweeps and calibrations whose optimistic estimate exceeds it are refused before they start
+#: (training is not: the paper's runs take days, and a run checkpoints and resumes).
+DAY_SECONDS = 86_400
+
+
+def check_duration(option: str, subject: str, seconds: float, purpose: str) -> None:
+    """Refuse work whose optimistic time estimate exceeds :data:`DAY_SECONDS`, in one line.
+
+    The estimate should be a lower bound (a fast machine's rate), so that only work that
+    cannot finish in a day anywhere is refused.
+
+    Args:
+        option: the option's CLI spelling (``--samples``), first in the message.
+        subject: what it asks for, e.g. ``"10^12 pairs"`` (the verb ``take`` follows).
+        seconds: the estimated seconds.
+        purpose: what the time is for, e.g. ``"the estimate"``.
+
+    Raises:
+        ValueError: ``seconds`` exceeds a day.
+    """
+    if seconds > DAY_SECONDS:
+        raise ValueError(
+            f"{option}: {subject} take at least {seconds / DAY_SECONDS:.3g} days for "
+            f"{purpose} (at an optimistic rate); ask for less"
+        )

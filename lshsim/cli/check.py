@@ -69,6 +69,11 @@ def run_check(args: argparse.Namespace) -> int:
     from lshsim.theorems import claims  # imports the estimators; keep `lshsim --help` light
 
     ids = args.claim or list(claims.CLAIMS)
+    unknown = [i for i in ids if i not in claims.CLAIMS]
+    if unknown:
+        raise ValueError(
+            f"--claim: unknown id(s) {', '.join(map(repr, unknown))} (lshsim check --help)"
+        )
     start_work()
     with StepBar(len(ids), "claims", show=not args.json) as progress:
         verdicts = claims.check(ids, progress=progress, mutate=args.mutate)

@@ -6,8 +6,8 @@ statuses (:data:`EXIT_CODES`, listed in ``lshsim --help`` and the docs):
 - 0: done (``check``, ``compare``, ``reproduce --verify``: every claim or value holds);
 - 1: the command's verdict is "no" (a claim fails, results differ), a quadrature failed, or a
   training run diverged;
-- 2: bad input (a ``ValueError`` from any check, an argparse usage error) or a missing optional
-  dependency;
+- 2: bad input (a ``ValueError`` from any check, an argparse usage error), a path the system
+  refuses (too long, denied: an ``OSError``, named) or a missing optional dependency;
 - 70: an internal error: a bug in lshsim, shown as one line; ``LSHSIM_TRACEBACK=1`` shows it;
 - 130: interrupted (Ctrl-C);
 - 141: standard output was closed early (``lshsim families | head -1``): the rest is dropped
@@ -49,7 +49,8 @@ EXIT_CODES = {
     0: "done; for check, compare and reproduce --verify: everything holds",
     1: "the command's verdict is no (a claim fails, results differ), a quadrature failed or "
     "a training run diverged",
-    2: "bad input (one line names the option or file) or a missing optional dependency",
+    2: "bad input (one line names the option or file), a path the system refuses, or a "
+    "missing optional dependency",
     70: f"an internal error (a bug: rerun with {TRACEBACK_VARIABLE}=1 and report the traceback)",
     130: "interrupted (Ctrl-C)",
     141: "standard output was closed early (e.g. by | head); the rest was dropped",
@@ -135,6 +136,9 @@ def guarded(call: Callable[[], int], prog: str = "lshsim") -> int:
         return _fail(
             2, f'error: this command needs {exc.name}; pip install "lshsim[{extra}]"', prog
         )
+    except OSError as exc:  # a path the system refuses (too long, denied, full): one line
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return _fail(2, f"error: {where}{exc.strerror or exc}", prog)
     except (MemoryError, OverflowError) as exc:  # a last resort: the checks should come first
         return _fail(2, f"error: input too large for this machine ({exc})", prog)
     except KeyboardInterrupt:

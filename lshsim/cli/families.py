@@ -11,6 +11,7 @@ import argparse
 import json
 
 from lshsim.cli.vocabulary import JSON_HELP
+from lshsim.cli.work import start_work
 from lshsim.hashing import FAMILIES, LAWS, family_names
 
 
@@ -52,6 +53,7 @@ def run_families(args: argparse.Namespace) -> int:
     Returns:
         The exit status, 0.
     """
+    start_work()
     rows = [_row(name, FAMILIES[name]) for name in family_names()]
     if args.json:
         print(json.dumps({"families": rows}))

@@ -20,6 +20,7 @@ from lshsim.cli.model_flags import (
 )
 from lshsim.cli.vocabulary import JSON_HELP
 from lshsim.cli.work import start_work
+from lshsim.t5.budget import check_lengths
 from lshsim.t5.configs import CONFIGS, TABLE3, TABLE3_ALTUP, T5Config
 
 
@@ -143,6 +144,7 @@ def run_cost(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)  # checks the options' ranges and combination first
     if args.compare and (cfg.memory != "none" or cfg.lookup != "none"):
         raise ValueError("compare: give a plain --config (the variants add the memory)")
+    check_lengths(args.input_length, args.target_length)
     start_work()
 
     from lshsim.t5.cost import comparison, flops_per_token

@@ -9,6 +9,7 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
 
 from lshsim.cli.checks import STEP_RANGES, check_ranges, check_run_dir
 from lshsim.cli.formatting import Formatter, wrap
@@ -22,6 +23,7 @@ from lshsim.cli.model_flags import (
 from lshsim.cli.probe_tap import probe_tap_command
 from lshsim.cli.vocabulary import JSON_HELP, float_list, install_aliases
 from lshsim.cli.work import start_work
+from lshsim.t5.budget import check_params_fit
 from lshsim.t5.lookups import LOOKUPS
 
 _EPILOG = """\
@@ -162,6 +164,39 @@ def _overlaps(text: str) -> list[float]:
     return values
 
 
+#: An optimistic rate for refusing a probe that cannot finish in a day: 1e13 FLOP/s, a fast
+#: accelerator's dense matmul rate in float32.
+PROBE_FLOPS = 1e13
+
+
+def check_probe_size(config, args: argparse.Namespace) -> None:
+    """Refuse a probe of ``config`` this machine cannot hold, or no machine can run in a day.
+
+    The probe runs ``2 x samples x overlaps`` sentences of ``length`` tokens through the model
+    (about 2 FLOPs per parameter and token), keeps every routing layer's inputs
+    (``d_model`` float32 per token and layer) and scores them with ``router_draws`` Gaussian
+    routers (``2 d n`` FLOPs per token, layer and draw).
+
+    Raises:
+        ValueError: one line naming ``--length``, ``--samples`` or ``--router-draws``.
+    """
+    from lshsim._memory import check_duration, check_fits
+    from lshsim.t5.budget import check_lengths, param_count
+
+    check_lengths(args.length, None)
+    overlaps = len(_overlaps(args.overlap))
+    tokens = 2 * args.samples * overlaps * args.length
+    layers = config.num_encoder_layers + config.num_decoder_layers
+    subject = f"{args.samples} pairs x {overlaps} overlaps x {args.length} tokens"
+    check_fits("--samples", subject, 4.0 * tokens * config.d_model * layers, "the router inputs")
+    model = 2.0 * param_count(config)["total"] * tokens
+    check_duration("--samples", subject, model / PROBE_FLOPS, "the model's forward passes")
+    routers = 2.0 * args.router_draws * tokens * layers * config.d_model * config.num_buckets
+    check_duration(
+        "--router-draws", f"{args.router_draws} draws", routers / PROBE_FLOPS, "the routers"
+    )
+
+
 def _source(args):
     """``(config, params, rows, replace_ids, description)`` of the probed model."""
     from lshsim._validate import check_int
@@ -184,6 +219,7 @@ def _source(args):
             raise ValueError(
                 f"lookup: the checkpoint's lookup is {saved.lookup!r}, not {args.lookup!r}"
             )
+        check_probe_size(saved, args)
         start_work()
         config, params, step = probe.checkpoint_params(run, args.step)
         if args.expert_impl is not None:
@@ -196,6 +232,11 @@ def _source(args):
         raise ValueError(f"lookup: --config needs --lookup {'|'.join(LOOKUPS)}")
     config = config_from_args(args)
     probe.theory_family(config)  # a model without a lookup is refused before any work
+    for path in args.corpus or ():
+        if not Path(path).exists():
+            raise ValueError(f"--corpus: no such file {path}")
+    check_params_fit(config)
+    check_probe_size(config, args)
     start_work()
     rows, ids = probe.sentence_source(config, corpus=args.corpus, seed=seed, length=args.length)
     return config, probe.initial_params(config, seed), rows, ids, f"{config.name} at init"

@@ -21,6 +21,7 @@ from lshsim.cli.work import start_work
 from lshsim.estimate import MODES, check_estimate, estimate_collision
 from lshsim.hashing import FAMILIES, get_family
 from lshsim.laws.topk_sentences import SENTENCE_TOPK_DRAWS
+from lshsim.sentences import shared_tokens
 from lshsim.theory import COSINE_FAMILIES, SENTENCE_COSINES, amplification
 
 _SIMULATE_EPILOG = (
@@ -320,6 +321,16 @@ def _sentence_options(args, dests: tuple[str, ...]) -> dict:
     return given
 
 
+def realised_overlap(overlap: float, length: int) -> dict:
+    """``shared`` tokens ``s = round_half_up(f l)`` and the ``realised_overlap`` ``s / l``.
+
+    The sentence model shares whole tokens, so ``f = 0.5`` at ``l = 1`` computes ``s = 1``,
+    ``f = 1``: both outputs say so next to the ``overlap`` asked for.
+    """
+    s = shared_tokens(overlap, length)
+    return {"shared": s, "realised_overlap": s / length}
+
+
 def run_simulate(args: argparse.Namespace) -> int:
     """Estimate the collision probability and print it as a table or one JSON object.
 
@@ -359,7 +370,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         args.family, args.buckets, progress=progress, threads=args.threads, **kw
     )
     if args.json:
-        print(json.dumps(est.to_dict()))
+        extra = {} if est.overlap is None else realised_overlap(est.overlap, est.length)
+        print(json.dumps({**est.to_dict(), **extra}))
         return 0
     print_rows(_estimate_rows(est))
     return 0
@@ -377,7 +389,8 @@ def _estimate_rows(est) -> list[tuple[str, object]]:
         ("n", est.n),
     ]
     if est.overlap is not None:
-        rows += [("overlap", est.overlap), ("length", est.length), ("vocab", est.vocab)]
+        rows += [("overlap", est.overlap), *realised_overlap(est.overlap, est.length).items()]
+        rows += [("length", est.length), ("vocab", est.vocab)]
     else:
         rows += [("cosine", est.cosine)]
     if est.samples != est.pairs:
@@ -475,7 +488,11 @@ def run_theory(args: argparse.Namespace) -> int:
             **sentence,
             **params,
         )
-        out = res.to_dict()
+        out = {}
+        for key, value in res.to_dict().items():  # the realised overlap next to the asked one
+            out[key] = value
+            if key == "overlap":
+                out.update(realised_overlap(res.overlap, res.length))
         out.update(
             get_family(args.family).overlap_details(res.n, res.overlap, res.length, **params)
         )

@@ -16,6 +16,15 @@ from lshsim.hashing import FAMILIES
 REQUIRED_KEYS = {"estimate", "ci_low", "ci_high", "samples", "seconds", "family", "n", "seed"}
 
 
+def test_the_realised_overlap_is_shown_beside_the_asked_one(capsys):
+    """f = 0.5 at l = 1 shares round_half_up(0.5) = 1 token: both commands say f = 1 is used."""
+    for command in ("theory", "simulate"):
+        argv = f"{command} --family simhash -n 16 --overlap 0.5 --length 1 --json".split()
+        assert main(argv if command == "theory" else [*argv, "--samples", "20"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["overlap"], out["shared"], out["realised_overlap"]) == (0.5, 1, 1.0)
+
+
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_simulate_json_every_family(family, capsys):
     """`simulate --json` prints one object with the estimate, CI, samples, time and parameters."""
@@ -52,7 +61,8 @@ def test_simulate_table(capsys):
     assert "estimate  0.25" in out and "95% CI" in out and "50 pairs x 8 positions" in out
     # each row named as --json names the quantity
     names = [line.split()[0] for line in out.splitlines()]
-    assert names[:5] == ["family", "n", "overlap", "length", "vocab"] and "dim" in names
+    assert names[:7] == ["family", "n", "overlap", "shared", "realised_overlap", "length", "vocab"]
+    assert "dim" in names and "realised_overlap  0.25" in out
 
 
 @pytest.mark.parametrize(

@@ -76,6 +76,9 @@ PROG = "memory_studies.py"
 #: The repository root of a source checkout (results go to its ``figures/``; run directories
 #: must be outside it).
 REPO = Path(__file__).resolve().parents[3]
+#: The most seeds a study runs: 1,000 seeds of the four smoke studies are 13,000 runs of 20-80 s
+#: (3-12 days on 2 cores), and the ``real`` size is thousands of times that.
+MAX_SEEDS = 1000
 #: Where results go unless ``--json`` says otherwise.
 DEFAULT_JSON = REPO / "figures" / "memory_studies.json"
 
@@ -217,6 +220,30 @@ def _slurm_dry_run(launcher, specs_by_study, doc, out, train_args) -> list[RunSp
     return [s for s in todo if s.key in keys]
 
 
+def _check_inputs(args: argparse.Namespace) -> None:
+    """The files and the fine-tuning task the arguments name, checked before any run starts.
+
+    Raises:
+        ValueError: one line naming ``--corpus``, ``--finetune`` or ``--finetune-data``.
+    """
+    for path in args.corpus or ():
+        if not Path(path).exists():
+            raise ValueError(f"--corpus: no such file {path}")
+    if args.finetune is None:
+        for name in ("finetune_data", "finetune_steps", "finetune_batch"):
+            if getattr(args, name) is not None:
+                raise ValueError(f"--{name.replace('_', '-')} has no effect without --finetune")
+        return
+    from lshsim.t5.finetune.run import task_names
+
+    try:
+        task_names(args.finetune)
+    except ValueError as err:
+        raise ValueError(f"--finetune: {err}") from None
+    if args.finetune_data is not None and not Path(args.finetune_data).is_dir():
+        raise ValueError(f"--finetune-data: {args.finetune_data} is not a folder")
+
+
 def run(argv: Sequence[str] | None = None) -> tuple[dict[str, Any], int]:
     """Run, collect, re-evaluate, plot or list the memory studies; print the summary.
 
@@ -235,8 +262,12 @@ def run(argv: Sequence[str] | None = None) -> tuple[dict[str, Any], int]:
     """
     ap = build_parser()
     args = ap.parse_args(argv)
-    if args.seeds < 1:
-        ap.error(f"--seeds: must be >= 1, got {args.seeds}")
+    if not 1 <= args.seeds <= MAX_SEEDS:
+        ap.error(
+            f"--seeds: must be in [1, {MAX_SEEDS}], got {args.seeds} ({MAX_SEEDS} seeds are "
+            f"{MAX_SEEDS * 13:,} runs of the smoke studies, about {MAX_SEEDS * 13 * 20 // 86400} "
+            "days at 20 s a run)"
+        )
     if args.steps is not None and args.steps < 1:
         ap.error(f"--steps: must be >= 1, got {args.steps}")
     if args.collect and (args.dry_run or args.plot or args.reeval):
@@ -248,6 +279,7 @@ def run(argv: Sequence[str] | None = None) -> tuple[dict[str, Any], int]:
     doc = load_doc(args.results)
     if args.out is not None:
         _out(args, ap)
+    _check_inputs(args)
     start_work()
     status = 0
     if args.finetune:
