@@ -53,7 +53,7 @@ EXIT_CODES = {
     "missing optional dependency",
     70: f"an internal error (a bug: rerun with {TRACEBACK_VARIABLE}=1 and report the traceback)",
     130: "interrupted (Ctrl-C)",
-    141: "standard output was closed early (e.g. by | head); the rest was dropped",
+    141: "standard output was closed early (e.g. by head); the rest was dropped",
 }
 
 

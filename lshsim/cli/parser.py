@@ -53,9 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
         train,
         tune,
     )
+    from lshsim.cli.errors import EXIT_CODES, TRACEBACK_VARIABLE
 
+    statuses = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
     parser = Parser(
-        prog="lshsim", description=_DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
+        prog="lshsim",
+        description=_DESCRIPTION,
+        epilog=f"exit statuses ({TRACEBACK_VARIABLE}=1 shows an error's traceback):\n{statuses}",
+        formatter_class=argparse.RawTextHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"lshsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

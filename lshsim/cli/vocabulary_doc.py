@@ -41,8 +41,25 @@ def parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def page() -> str:
-    """The text of ``docs/cli/vocabulary.md``, from the table and the parsers as they are."""
-    return render_markdown(option_uses())
+    """The text of ``docs/cli/vocabulary.md``, from the table and the parsers as they are.
+
+    Ends with the exit statuses of every command (:data:`lshsim.cli.errors.EXIT_CODES`).
+    """
+    from lshsim.cli.errors import EXIT_CODES, TRACEBACK_VARIABLE
+
+    lines = [
+        "",
+        "## Exit statuses",
+        "",
+        "Every command (and the launcher script) ends with one of these; an error is one line "
+        f"on stderr, and `{TRACEBACK_VARIABLE}=1` in the environment prints its traceback "
+        "first, for bug reports.",
+        "",
+        "| status | meaning |",
+        "| --- | --- |",
+        *(f"| {code} | {meaning} |" for code, meaning in EXIT_CODES.items()),
+    ]
+    return render_markdown(option_uses()) + "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":  # pragma: no cover - the docs' generator
