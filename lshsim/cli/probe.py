@@ -20,6 +20,7 @@ from lshsim.cli.model_flags import (
     add_mesh_flag,
     config_from_args,
 )
+from lshsim.cli.plan import parse_mesh
 from lshsim.cli.probe_tap import probe_tap_command
 from lshsim.cli.vocabulary import JSON_HELP, float_list, install_aliases
 from lshsim.cli.work import start_work
@@ -261,6 +262,8 @@ def run_probe(args: argparse.Namespace) -> int:
     draws = check_int("router_draws", args.router_draws, 0)
     check_int("length", args.length, 2)
     check_ranges(args, STEP_RANGES)
+    if args.mesh is not None:  # its form, before JAX counts the devices
+        parse_mesh(args.mesh)
     if args.hf is not None or args.tap is not None:
         return probe_tap_command(args, overlaps, samples, draws)
     if args.bf16 or args.figure:

@@ -31,24 +31,54 @@ def _refuse_model_flags(args: argparse.Namespace) -> None:
         raise ValueError("bf16: only with --hf")
 
 
-def _check_source(args: argparse.Namespace) -> None:
-    """``--hf``: a folder with a ``config.json``; ``--tap``: ``module:factory`` (before loading).
+def _check_source(args: argparse.Namespace, overlaps: int) -> None:
+    """``--hf``: a folder with a ``config.json``; ``--tap``: ``module:factory``; the sizes.
+
+    Checked before the model is loaded: the corpus files exist, and the captured router inputs
+    (``2 x samples x overlaps x length`` tokens, ``hidden_size`` float32 per token and layer,
+    from ``config.json``; a ``--tap`` model's width is unknown, so its tokens' ids alone) fit
+    this machine.
 
     Raises:
-        ValueError: one line naming ``--hf`` or ``--tap``.
+        ValueError: one line naming ``--hf``, ``--tap``, ``--corpus`` or ``--samples``.
     """
+    from lshsim._memory import check_fits
+
+    for path in args.corpus or ():
+        if not Path(path).exists():
+            raise ValueError(f"--corpus: no such file {path}")
+    tokens = 2 * args.samples * overlaps * args.length
+    per_token = 16  # the ids of the pair and the k choices, at least
     if args.hf is not None:
         folder = Path(args.hf)
         if not folder.is_dir():
             raise ValueError(f"--hf: {args.hf} is not a folder")
         if not (folder / "config.json").is_file():
             raise ValueError(f"--hf: {args.hf} has no config.json (a saved transformers model)")
+        per_token = 4 * _width(folder / "config.json")
+    subject = f"{args.samples} pairs x {overlaps} overlaps x {args.length} tokens"
+    check_fits("--samples", subject, float(tokens) * per_token, "the router inputs")
+    if args.hf is not None:
         return
     module, sep, attr = args.tap.partition(":")
     if not sep or not module.isprintable() or not attr.isidentifier():
         raise ValueError(f"--tap: expected module:factory, got {args.tap!r}")
     if not all(part.isidentifier() for part in module.split(".")):
         raise ValueError(f"--tap: {module!r} is not an absolute module name")
+
+
+def _width(config_file: Path) -> int:
+    """``hidden_size x num_hidden_layers`` of a transformers ``config.json`` (1 where unread).
+
+    The config is read again, and checked, by :func:`lshsim.probe.hf.load_hf_model`.
+    """
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+        width = int(config.get("hidden_size", config.get("d_model", 1)))
+        layers = int(config.get("num_hidden_layers", config.get("num_layers", 1)))
+    except (ValueError, TypeError, AttributeError, OSError, UnicodeDecodeError):
+        return 1
+    return max(width, 1) * max(layers, 1)
 
 
 def _tap(args: argparse.Namespace):
@@ -85,7 +115,7 @@ def probe_tap_command(args: argparse.Namespace, overlaps, samples: int, draws: i
     _refuse_model_flags(args)
     figure = check_figure(args.figure)
     seed = check_int("seed", args.seed, 0, 2**32 - 1)
-    _check_source(args)
+    _check_source(args, len(overlaps))
     start_work()
     tap = _tap(args)
     rows, ids = tap_rows(tap, corpus=args.corpus, seed=seed, length=args.length)

@@ -41,27 +41,41 @@ from lshsim.t5.loop import held_out_tokenizer
 from lshsim.t5.options import TrainOptions
 from tests.t5.finetune.formats import write_glue
 
-#: A valid command line per command (``{tmp}``: the test's folder, ``{run}``: a run folder
-#: with its ``run.json``, ``{spec}``: a sweep spec, ``{fig}``: the committed results file,
-#: ``{data}``: an RTE data folder).
+#: Valid command lines per command, one per mode whose options the others refuse.
+#: ``{tmp}``: the test's folder, ``{run}``: a run folder with its ``run.json``, ``{spec}``: a
+#: sweep spec, ``{fig}``: the committed results file, ``{data}``: an RTE data folder.
 BASE = {
-    "simulate": "simulate --family simhash -n 16 --cosine 0.5 --samples 200",
-    "theory": "theory --family simhash -n 16 --cosine 0.5",
-    "check": "check --claim T1.a1",
-    "calibrate": "calibrate --quick --out {tmp}/out",
-    "reproduce": "reproduce --quick --out {tmp}/out",
-    "compare": "compare {fig} {fig}",
-    "families": "families",
-    "params": "params --config tiny",
-    "cost": "cost --config tiny",
-    "train": "train --config tiny --steps 2 --out {tmp}/out",
-    "eval": "eval --run {run}",
-    "finetune": "finetune --run {run} --task rte --data {data} --out {tmp}/out --steps 2",
-    "probe": "probe --config tiny --lookup softmax",
-    "plan": "plan --config tiny",
-    "sweep": "sweep {spec} --out {tmp}/out --workers 0",
-    "tune": "tune --family minhash --threshold 0.5",
-    "memory_studies": "--study table1 --variant smoke --dry-run --results {tmp}/out/r.json",
+    "simulate": (
+        "simulate --family simhash -n 16 --cosine 0.5 --samples 200",
+        "simulate --family voronoi -n 16 --overlap 0.5 --samples 200",
+        "simulate --family voronoi -n 16 --cosine 0.5 --topk 2 --samples 200",
+    ),
+    "theory": (
+        "theory --family simhash -n 16 --cosine 0.5",
+        "theory --family simhash -n 16 --overlap 0.5 --cosines 64",
+        "theory --family voronoi -n 16 --cosine 0.5 --topk 2",
+    ),
+    "check": ("check --claim T1.a1",),
+    "calibrate": ("calibrate --quick --out {tmp}/out",),
+    "reproduce": ("reproduce --quick --out {tmp}/out",),
+    "compare": ("compare {fig} {fig}",),
+    "families": ("families",),
+    "params": ("params --config tiny",),
+    "cost": ("cost --config tiny",),
+    "train": ("train --config tiny --steps 2 --out {tmp}/out",),
+    "eval": ("eval --run {run}",),
+    "finetune": ("finetune --run {run} --task rte --data {data} --out {tmp}/out --steps 2",),
+    "probe": (
+        "probe --config tiny --lookup softmax",
+        "probe --tap tests.probe.factories:make_tap --samples 8",
+    ),
+    "plan": ("plan --config tiny", "plan --config tiny --minimal"),
+    "sweep": ("sweep {spec} --out {tmp}/out --workers 0",),
+    "tune": (
+        "tune --family minhash --threshold 0.5",
+        "tune --family simhash -n 16 --near 0.9 --far 0.5 --recall 0.9 --false-positive 0.1",
+    ),
+    "memory_studies": ("--study table1 --variant smoke --dry-run --results {tmp}/out/r.json",),
 }
 
 #: Values every option is given, whatever it takes: empty and blank text, unicode digits and
@@ -230,8 +244,9 @@ def _with(base: list[str], option: str, action: argparse.Action, value: str | No
     return [*argv, option] if action.nargs == 0 else [*argv, option, value]
 
 
-def _base(command: str, place: dict) -> list[str]:
-    return BASE[command].format(**place).split()
+def _bases(command: str, place: dict) -> list[list[str]]:
+    """The command's base lines, each split into arguments."""
+    return [line.format(**place).split() for line in BASE[command]]
 
 
 def test_every_command_has_a_base_that_passes_its_checks(place):
@@ -243,24 +258,26 @@ def test_every_command_has_a_base_that_passes_its_checks(place):
     assert set(BASE) == set(parsers()), "a command without a base line for the fuzzer"
     wrong = {}
     for command in BASE:
-        outcome, err = run_checks(command, _base(command, place))
-        if outcome != "checked":
-            wrong[command] = f"{outcome} {err[-300:]}"
+        for base in _bases(command, place):
+            outcome, err = run_checks(command, base)
+            if outcome != "checked":
+                wrong[" ".join(base)] = f"{outcome} {err[-300:]}"
     assert not wrong, wrong
 
 
 @pytest.mark.parametrize("command", sorted(BASE))
 def test_every_option_refuses_hostile_values_in_one_line(command, place):
-    """Each option x :data:`HOSTILE`, and each flag added alone."""
+    """Each option x :data:`HOSTILE`, and each flag added alone, on each base line."""
     _ensure_parser()
-    base = _base(command, place)
-    for option, action in _options(command):
-        if action.nargs == 0:
-            check_case(command, _with(base, option, action, None), option, action, "", place)
-            continue
-        for raw in HOSTILE:
-            value = raw.format(**place)
-            check_case(command, _with(base, option, action, value), option, action, value, place)
+    for base in _bases(command, place):
+        for option, action in _options(command):
+            if action.nargs == 0:
+                check_case(command, _with(base, option, action, None), option, action, "", place)
+                continue
+            for raw in HOSTILE:
+                value = raw.format(**place)
+                argv = _with(base, option, action, value)
+                check_case(command, argv, option, action, value, place)
 
 
 def _ensure_parser():
@@ -278,7 +295,7 @@ _EXAMPLES = int(os.environ.get("LSHSIM_FUZZ_EXAMPLES", "25"))
 def test_drawn_values_are_refused_in_one_line(command, place):
     """Hypothesis draws an option and a value (text, numbers as text) per case."""
     _ensure_parser()
-    base = _base(command, place)
+    bases = _bases(command, place)
     options = [(o, a) for o, a in _options(command) if a.nargs != 0]
     values = st.one_of(
         st.text(max_size=12),
@@ -294,8 +311,8 @@ def test_drawn_values_are_refused_in_one_line(command, place):
         database=None,
         suppress_health_check=list(HealthCheck),
     )
-    @given(st.sampled_from(options), values)
-    def case(chosen, value):
+    @given(st.sampled_from(bases), st.sampled_from(options), values)
+    def case(base, chosen, value):
         option, action = chosen
         if value.startswith("-") and value.lstrip("-")[:1].isalpha():
             value = " " + value  # an option-looking value is the next option: not this case
