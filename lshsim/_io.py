@@ -13,6 +13,7 @@ import math
 import os
 import secrets
 import stat
+import sys
 from pathlib import Path
 
 
@@ -82,9 +83,11 @@ def check_output_dir(path: str | Path, option: str = "--out") -> Path:
         ``path`` as a :class:`~pathlib.Path`.
 
     Raises:
-        ValueError: one line naming ``option``: ``path`` is an existing file, lies under a
-            file, or neither it nor its nearest existing parent folder is writable.
+        ValueError: one line naming ``option``: ``path`` is empty or blank, an existing file,
+            lies under a file, or neither it nor its nearest existing parent folder is writable.
     """
+    if not str(path).strip():
+        raise ValueError(f"{option}: {str(path)!r} is no folder name")
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{option}: {path} is an existing file, not a folder")
@@ -251,7 +254,8 @@ def json_field(doc: dict, key: str, kind: str, where: str, *, optional: bool = F
         doc: a parsed JSON object.
         key: the field.
         kind: ``object``, ``list``, ``string``, ``integer`` (a boolean is not one),
-            ``number`` (an integer or a finite float; not a boolean) or ``boolean``.
+            ``number`` (an integer or float a float64 holds finite; not a boolean) or
+            ``boolean``.
         where: what the message names first (the file, and where in it ``doc`` is).
         optional: a missing field or ``null`` is ``None`` instead of an error.
 
@@ -267,20 +271,19 @@ def json_field(doc: dict, key: str, kind: str, where: str, *, optional: bool = F
             return None
         missing = key not in doc
         raise ValueError(f"{where}: field {key!r} " + ("is missing" if missing else "is null"))
+    number = isinstance(value, int | float) and not isinstance(value, bool)
     ok = {
-        "object": isinstance(value, dict),
-        "list": isinstance(value, list),
-        "string": isinstance(value, str),
-        "integer": isinstance(value, int) and not isinstance(value, bool),
-        "number": isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value),
-        "boolean": isinstance(value, bool),
-    }[kind]
+        "object": lambda: isinstance(value, dict),
+        "list": lambda: isinstance(value, list),
+        "string": lambda: isinstance(value, str),
+        "integer": lambda: isinstance(value, int) and not isinstance(value, bool),
+        "number": lambda: number and abs(value) <= sys.float_info.max,  # finite, as a float
+        "boolean": lambda: isinstance(value, bool),
+    }[kind]()
     if not ok:
         article = "an" if kind[0] in "aeiou" else "a"
         got = json_type(value)
-        if isinstance(value, float) and not math.isfinite(value):
-            got = repr(value)
+        if number and not abs(value) <= sys.float_info.max:
+            got = repr(value) if isinstance(value, float) else "an integer no float holds"
         raise ValueError(f"{where}: field {key!r} must be {article} {kind}, got {got}")
     return value

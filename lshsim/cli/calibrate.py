@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
-from pathlib import Path
 
 from lshsim.cli.formatting import Formatter, wrap
+from lshsim.cli.work import start_work
 
 #: Seeds per row of ``--quick``.
 QUICK_SEEDS = 300
@@ -92,6 +90,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     Returns:
         0 when every row is calibrated under lshsim's interval, 1 otherwise.
     """
+    from lshsim._io import check_output_dir, write_atomic
     from lshsim._validate import check_int
     from lshsim.estimation import calibrate as cal
 
@@ -104,6 +103,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     seeds = check_int("seeds", seeds, 10)
     workers = check_int("workers", args.workers, 0, 64)
     seed = check_int("seed", args.seed, 0)
+    out = None if args.out is None else check_output_dir(args.out, "--out")
+    start_work()
 
     def show(res) -> None:
         if not args.json:
@@ -112,21 +113,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     results = cal.calibrate(rows, seeds, first_seed=seed, progress=show, workers=workers)
     payload = {"seeds": seeds, "first_seed": seed, "rows": [r.to_dict() for r in results]}
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        _write(out / "calibration.json", json.dumps(payload, indent=1) + "\n")
-        _write(out / "CALIBRATION.md", cal.markdown(results))
+    if out is not None:
+        write_atomic(out / "calibration.json", json.dumps(payload, indent=1) + "\n")
+        write_atomic(out / "CALIBRATION.md", cal.markdown(results))
     if args.json:
         print(json.dumps(payload))
     else:
         print(cal.markdown(results))
     return 0 if all(cal.row_verdict(r.to_dict(), r.rules[0])[0] for r in results) else 1
-
-
-def _write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file (never left half written)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

@@ -1,0 +1,31 @@
+"""``lshsim calibrate --out``: checked before any row runs, and the work starts after the checks."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from lshsim.cli.main import main
+from lshsim.cli.work import ChecksPassed, checks_only
+
+
+@pytest.mark.parametrize("out", ["file", "file/below", ""])
+def test_a_bad_out_is_refused_before_any_row(tmp_path, capsys, out):
+    """A file, a path under a file or an empty name: one line naming --out, in well under a
+    second (the rows take minutes), and nothing written."""
+    (tmp_path / "file").write_text("x")
+    path = str(tmp_path / out) if out else ""
+    start = time.perf_counter()
+    assert main(["calibrate", "--quick", "--out", path]) == 2
+    assert time.perf_counter() - start < 5
+    err = capsys.readouterr().err
+    assert err.startswith("lshsim: error: --out: ") and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_checks_end_before_the_rows(tmp_path):
+    """Inside checks_only the command stops at start_work, its --out not yet made."""
+    with checks_only(), pytest.raises(ChecksPassed):
+        main(["calibrate", "--quick", "--out", str(tmp_path / "new")])
+    assert not (tmp_path / "new").exists()
