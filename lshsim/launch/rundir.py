@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lshsim._io import write_atomic
+from lshsim._io import json_field, json_type, read_json, write_atomic
 
 #: Version tag of ``job.json`` and ``result.json``.
 FORMAT = "lshsim-job-1"
@@ -85,25 +85,16 @@ def _read_json(path: Path, strict: bool = False) -> dict[str, Any] | None:
     Raises:
         ValueError: with ``strict``, one line naming ``path`` and what is wrong with it.
     """
-
-    def bad(why: str):
-        if strict:
-            raise ValueError(f"{path}: {why}")
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return None
-    except (OSError, UnicodeDecodeError) as exc:  # a file as the run directory, no permission
-        return bad(f"unreadable ({getattr(exc, 'strerror', None) or type(exc).__name__})")
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return bad(f"not valid JSON, truncated or damaged ({exc.msg} at line {exc.lineno})")
-    except RecursionError:
-        return bad("nested too deeply to be a run file")
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        return bad(f"not a run file of lshsim's launcher (format {FORMAT!r})")
+        doc = read_json(path, expect=None)
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError(f"{path}: not a run file of lshsim's launcher (format {FORMAT!r})")
+    except ValueError:
+        if strict:
+            raise
+        return None
     return doc
 
 
@@ -123,13 +114,21 @@ def read_job(run_dir: str | Path) -> Job:
     """The job recorded in ``run_dir``.
 
     Raises:
-        ValueError: ``run_dir`` holds no readable ``job.json``.
+        ValueError: ``run_dir`` holds no ``job.json``, or one that is damaged (naming it and
+            the field: ``key``, ``runner`` and ``label`` are strings, ``payload`` an object).
     """
     run_dir = Path(run_dir)
-    doc = _read_json(run_dir / JOB_FILE)
+    path = run_dir / JOB_FILE
+    doc = _read_json(path, strict=True)
     if doc is None:
         raise ValueError(f"run_dir: {run_dir} holds no {JOB_FILE} of format {FORMAT}")
-    return Job(doc["key"], run_dir, doc["runner"], doc["payload"], doc.get("label", ""))
+    key = json_field(doc, "key", "string", str(path))
+    if not key:
+        raise ValueError(f"{path}: field 'key' is empty")
+    runner = json_field(doc, "runner", "string", str(path))
+    payload = json_field(doc, "payload", "object", str(path))
+    label = json_field(doc, "label", "string", str(path), optional=True) or ""
+    return Job(key, run_dir, runner, payload, label)
 
 
 def _field(doc: dict | None, path: Path, name: str, strict: bool):
@@ -151,6 +150,8 @@ def read_result(run_dir: str | Path, key: str, strict: bool = False) -> dict[str
     """
     path = Path(run_dir) / RESULT_FILE
     doc = _read_json(path, strict)
+    if doc is not None and strict and not isinstance(doc.get("key"), str):
+        raise ValueError(f"{path}: has no run key (damaged or written by something else)")
     if doc is None or doc.get("key") != key:
         return None
     row = _field(doc, path, "row", strict)
@@ -162,16 +163,36 @@ def read_result(run_dir: str | Path, key: str, strict: bool = False) -> dict[str
 
 
 def read_failure(run_dir: str | Path, strict: bool = False) -> str | None:
-    """The one-line error of the run's last failed attempt, or None."""
+    """The one-line error of the run's last failed attempt, or None.
+
+    Raises:
+        ValueError: with ``strict``, a ``failed.json`` that is there but damaged (named).
+    """
     path = Path(run_dir) / FAILED_FILE
     error = _field(_read_json(path, strict), path, "error", strict)
-    return None if error is None else str(error)
+    if error is not None and not isinstance(error, str):
+        if strict:
+            raise ValueError(f"{path}: its 'error' is {json_type(error)}, not a string")
+        return None
+    return None if error is None else " ".join(error.split()) or f"{path}: an empty 'error'"
 
 
 def read_submission(run_dir: str | Path, strict: bool = False) -> str | None:
-    """The scheduler job id a launcher recorded for the run, or None."""
+    """The scheduler job id a launcher recorded for the run, or None.
+
+    Raises:
+        ValueError: with ``strict``, a ``submitted.json`` that is there but damaged (named).
+    """
     path = Path(run_dir) / SUBMITTED_FILE
     job_id = _field(_read_json(path, strict), path, "job_id", strict)
+    if isinstance(job_id, bool) or not isinstance(job_id, str | int | type(None)):
+        if strict:
+            raise ValueError(f"{path}: its 'job_id' is {json_type(job_id)}, not an id")
+        return None
+    if isinstance(job_id, str) and not job_id.isprintable():
+        if strict:
+            raise ValueError(f"{path}: its 'job_id' {job_id!r:.40} is not printable")
+        return None
     return None if job_id is None else str(job_id)
 
 
