@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lshsim._io import write_atomic
+from lshsim._io import json_field, json_type, read_json, write_atomic
 from lshsim.launch import Job
 
 __all__ = ["FinetuneSetup", "chain_jobs", "finetune_json", "format_chain", "run_chain"]
@@ -141,13 +141,23 @@ def finetune_json(json_path: Path) -> Path:
 
 
 def load_rows(path: Path) -> dict[str, Any]:
-    """``{chain key: row}`` of the fine-tuning JSON (empty if there is none)."""
+    """``{chain key: row}`` of the fine-tuning JSON (empty if there is none).
+
+    Raises:
+        ValueError: one line naming the file: unreadable, not JSON, not a fine-tuning file,
+            or ``runs`` not an object of rows (objects).
+    """
     if not Path(path).is_file():
         return {}
-    doc = json.loads(Path(path).read_text())
+    where = f"json: {path}"
+    doc = read_json(path, where=where)
     if doc.get("format") != FORMAT:
-        raise ValueError(f"json: {path} is not a memory-studies fine-tuning file ({FORMAT})")
-    return doc["runs"]
+        raise ValueError(f"{where} is not a memory-studies fine-tuning file ({FORMAT})")
+    runs = json_field(doc, "runs", "object", where)
+    for key, row in runs.items():
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: runs[{key!r:.40}] is {json_type(row)}, not an object")
+    return runs
 
 
 def save_row(path: Path, key: str, row: dict[str, Any]) -> None:

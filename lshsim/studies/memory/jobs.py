@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from lshsim.launch import Collected, Job, Launcher, LaunchReport, LocalLauncher, collect
+from lshsim.launch.rundir import RESULT_FILE
 from lshsim.studies.memory import runner
-from lshsim.studies.memory.document import load_doc, save_doc
+from lshsim.studies.memory.document import check_row, load_doc, save_doc
 from lshsim.studies.memory.runner import RunSpec, study_entry, unique_runs
 from lshsim.studies.memory.variants import STUDIES, Setup, Variant
 from lshsim.t5.configs import T5Config
@@ -293,7 +294,15 @@ def collect_runs(
     """
     doc, todo = _start(specs_by_study, variant, json_path)
     pending = [s for s in todo if s.key not in doc["runs"]]
-    found = collect(make_jobs(pending, out))
+    jobs = make_jobs(pending, out)
+    found = collect(jobs)
+    for job in jobs:  # a row the summaries cannot read fails its run, naming its file
+        try:
+            if job.key in found.rows:
+                check_row(found.rows[job.key], f"{Path(job.run_dir) / RESULT_FILE}: row")
+        except ValueError as exc:
+            found.failed[job.key] = str(exc)
+            del found.rows[job.key]
     doc["runs"].update(found.rows)
     save_doc(json_path, doc, STUDIES)
     labels = {s.key: f"{s.study}: {s.variant.label} seed {s.seed}" for s in pending}

@@ -55,10 +55,10 @@ def summarize(
                     item[f"{metric}_diff_vs_baseline"] = {"mean": dm, "lo": dlo, "hi": dhi}
             if runs:
                 item["examples_per_second"] = sum(
-                    r["examples_per_second"] or math.nan for r in runs
+                    r.get("examples_per_second") or math.nan for r in runs
                 ) / len(runs)
                 item["extra_params"] = runs[0]["extra_params"]["total"]
-                item["budget_units"] = runs[0]["budget_units"]
+                item["budget_units"] = runs[0].get("budget_units")
             rows.append(item)
         out[name] = rows
     return out

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from lshsim._io import json_field
 from lshsim.studies.memory.document import finite, save_doc
 from lshsim.studies.memory.variants import STUDIES, Setup, Variant, budget_units
 from lshsim.t5.configs import T5Config
@@ -201,13 +202,27 @@ def study_entry(study: str, variant: str, specs: Sequence[RunSpec]) -> dict[str,
 def reeval(
     doc: dict[str, Any], keys: Sequence[str], json_path: Path, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    """Recompute ``heldout`` of finished runs from their checkpoints (after an eval change)."""
+    """Recompute ``heldout`` of finished runs from their checkpoints (after an eval change).
+
+    Raises:
+        ValueError: a row lacks what the evaluation needs (``run_dir``, ``options`` with
+            ``eval_examples`` and ``batch_size``), naming the file and the row, before any run
+            is evaluated.
+    """
     keys = [k for k in dict.fromkeys(keys) if k in doc["runs"]]
+    plans = {}
+    for key in keys:
+        row, where = doc["runs"][key], f"json: {json_path}: runs[{key!r:.40}]"
+        run_dir = json_field(row, "run_dir", "string", where)
+        opts = json_field(row, "options", "object", where)
+        examples = json_field(opts, "eval_examples", "integer", f"{where}: options")
+        batch = json_field(row, "eval_batch", "integer", where, optional=True) or json_field(
+            opts, "batch_size", "integer", f"{where}: options"
+        )  # rows before eval_batch was kept
+        plans[key] = (Path(run_dir), examples, batch)
     for i, key in enumerate(keys, 1):
         row = doc["runs"][key]
-        opts = row["options"]
-        batch = row.get("eval_batch") or opts["batch_size"]  # rows before eval_batch was kept
-        row["heldout"] = finite(heldout_eval(Path(row["run_dir"]), opts["eval_examples"], batch))
+        row["heldout"] = finite(heldout_eval(*plans[key]))
         save_doc(json_path, doc, STUDIES)
         log(f"[{i}/{len(keys)}] re-evaluated {key}: {row['heldout']}")
     return doc
