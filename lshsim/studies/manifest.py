@@ -30,7 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from lshsim import __version__
-from lshsim._io import write_atomic
+from lshsim._io import read_json, write_atomic
 
 __all__ = ["FORMAT", "MANIFEST", "finish", "header", "load", "start", "summary", "verify"]
 
@@ -216,7 +216,8 @@ def load(folder: str | Path) -> dict | None:
     """The manifest of ``folder`` (None if it has none).
 
     Raises:
-        ValueError: If ``folder`` is not a folder, or its manifest is not a readable manifest.
+        ValueError: If ``folder`` is not a folder, or its manifest is not a readable manifest
+            (``files`` a list, ``owns`` a list of relative glob patterns).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -225,19 +226,33 @@ def load(folder: str | Path) -> dict | None:
     if not path.exists():
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{MANIFEST} is unreadable ({exc})") from None
+        doc = read_json(path, where=MANIFEST, expect=None)
+    except ValueError as exc:
+        why = str(exc).removeprefix(f"{MANIFEST}: ")
+        raise ValueError(f"{MANIFEST} is unreadable ({why})") from None
     keys = {"complete", "files", "owns", "seed", "profile"}
     if (
         not isinstance(doc, dict)
         or not keys <= set(doc)
         or not isinstance(doc["files"], list)
         or not isinstance(doc["owns"], list)
-        or not all(isinstance(p, str) for p in doc["owns"])
+        or not all(_is_pattern(p) for p in doc["owns"])
     ):
         raise ValueError(f"{MANIFEST} is not a run manifest (it lacks {sorted(keys)})")
     return doc
+
+
+def _is_pattern(pattern: Any) -> bool:
+    """Whether ``pattern`` is a glob pattern of files inside a folder."""
+    if not isinstance(pattern, str) or not pattern.isprintable():
+        return False
+    parts = PurePosixPath(pattern).parts  # "" and "." have none (glob refuses or fails)
+    return bool(parts) and not PurePosixPath(pattern).is_absolute() and ".." not in parts
+
+
+def _flat(value: Any) -> str:
+    """``value`` as one short line (a manifest's or study file's field, in a problem line)."""
+    return " ".join(str(value).split())[:80]
 
 
 def _runs_seen(folder: Path) -> dict[str, list[str]]:
@@ -247,9 +262,9 @@ def _runs_seen(folder: Path) -> dict[str, list[str]]:
         if path.name == MANIFEST:
             continue
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            run = f"seed {doc['seed']}, {doc['config']['name']}"
-        except (OSError, ValueError, KeyError, TypeError):
+            doc = read_json(path)
+            run = f"seed {_flat(doc['seed'])}, {_flat(doc['config']['name'])}"
+        except (ValueError, KeyError, TypeError):
             continue
         runs.setdefault(run, []).append(path.name)
     return runs
@@ -284,8 +299,10 @@ def _check_file(folder: Path, entry: Any) -> str | None:
     try:
         rel = PurePosixPath(entry["path"])
         size, digest = int(entry["bytes"]), str(entry["sha256"])
-    except (KeyError, TypeError, ValueError):
-        return f"{MANIFEST} has a malformed entry {entry!r}"
+        if not entry["path"].isprintable() or not entry["path"].strip():
+            raise ValueError
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
+        return f"{MANIFEST} has a malformed entry {entry!r:.80}"
     if rel.is_absolute() or ".." in rel.parts:
         return f"{MANIFEST} lists {rel}, outside the folder"
     path = folder / rel
@@ -319,8 +336,8 @@ def verify(folder: str | Path) -> list[str]:
         return [f"incomplete: no {MANIFEST} (an interrupted run?)", *_mixed(folder)]
     if doc["complete"] is not True:
         return [
-            f"incomplete: the run of seed {doc['seed']} ({doc['profile']}) did not finish "
-            "(interrupted?)",
+            f"incomplete: the run of seed {_flat(doc['seed'])} ({_flat(doc['profile'])}) did "
+            "not finish (interrupted?)",
             *_mixed(folder),
         ]
     problems = [p for p in (_check_file(folder, e) for e in doc["files"]) if p]
@@ -355,4 +372,5 @@ def summary(folder: str | Path) -> tuple[bool, list[str]]:
         return False, [f"{folder}: {p}" for p in problems]
     doc = load(folder) or {}
     n = len(doc["files"])
-    return True, [f"{folder}: complete (seed {doc['seed']}, {doc['profile']}, {n} files)"]
+    seed, profile = _flat(doc["seed"]), _flat(doc["profile"])
+    return True, [f"{folder}: complete (seed {seed}, {profile}, {n} files)"]
