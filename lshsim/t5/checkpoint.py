@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lshsim._io import write_atomic
+from lshsim._io import json_field, parse_json, read_json, write_atomic
 from lshsim.t5.configs import T5Config
 
 RUN_FILE = "run.json"
@@ -78,17 +78,30 @@ def _describe(record: dict) -> str:
 def read_run(out: Path) -> tuple[T5Config, dict[str, Any]]:
     """The config and training options recorded in ``out/run.json``.
 
+    The options of a pretraining run are checked as
+    :meth:`lshsim.t5.options.TrainOptions.from_dict` reads them.
+
     Raises:
-        ValueError: if ``out`` is not a run directory.
+        ValueError: ``out`` is not a run directory, or its ``run.json`` is unreadable, not
+            JSON or holds an invalid config or option (one line naming the file and the field).
     """
+    from lshsim.t5.options import TrainOptions
+
     path = Path(out) / RUN_FILE
     if not path.is_file():
         raise ValueError(f"checkpoint: {out} is not a training run directory (no {RUN_FILE})")
+    where = f"checkpoint: {path}"
+    doc = read_json(path, where=where)
+    recorded = json_field(doc, "train", "object", where)
     try:
-        doc = json.loads(path.read_text())
-        return T5Config.from_dict(doc["config"]), doc["train"]
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise ValueError(f"checkpoint: {path} is not a valid run file ({e})") from None
+        config = T5Config.from_dict(json_field(doc, "config", "object", where))
+        if recorded.get("kind") != "finetune":  # a fine-tuning run's are lshsim.t5.finetune's
+            TrainOptions.from_dict(recorded)
+    except (TypeError, ValueError, OverflowError) as e:  # OverflowError: an int no float holds
+        if str(e).startswith(where):
+            raise
+        raise ValueError(f"{where}: not a valid run file ({' '.join(str(e).split())})") from None
+    return config, recorded
 
 
 def manager(out: Path, *, max_to_keep: int = 2, read_only: bool = False):
@@ -291,8 +304,8 @@ def _damaged_files(step_dir: Path) -> str | None:
     if not meta.is_file():
         return "no default/_METADATA"
     try:
-        json.loads(meta.read_text())
-    except (ValueError, UnicodeDecodeError):
+        parse_json(meta.read_text(), str(meta))
+    except ValueError:  # not UTF-8, not JSON, nested too deeply
         empty = meta.stat().st_size == 0
         return "default/_METADATA is " + ("empty" if empty else "not valid JSON")
     for manifest in sorted(item.rglob("manifest.ocdbt")):
@@ -453,8 +466,8 @@ def read_metrics(out: Path, *, torn_last_line: bool = False) -> list[dict]:
             always comes after the latest checkpoint, whose records are written before it).
 
     Raises:
-        ValueError: a line that is not a JSON object with a ``step`` (naming the file and the
-            line number).
+        ValueError: a line that is not a JSON object with an integer ``step`` (naming the file
+            and the line number).
     """
     path = Path(out) / METRICS_FILE
     if not path.is_file():
@@ -466,8 +479,9 @@ def read_metrics(out: Path, *, torn_last_line: bool = False) -> list[dict]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-            if not isinstance(record, dict) or "step" not in record:
+            record = parse_json(line, METRICS_FILE)
+            step = record.get("step") if isinstance(record, dict) else None
+            if isinstance(step, bool) or not isinstance(step, int):
                 raise ValueError
         except ValueError:
             where = f"{METRICS_FILE} line {n} in {Path(out)}"

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from lshsim._io import json_type
 from lshsim._validate import check_float, check_int
 from lshsim.t5.configs import T5Config
 
@@ -77,35 +78,26 @@ class TrainOptions:
             "warmup_steps": config.warmup_steps,
         }
         kw.update({k: v for k, v in given.items() if v is not None})
-        kw["batch_size"] = check_int("batch", kw["batch_size"], 1)
-        kw["input_length"] = check_int("input_length", kw["input_length"], 2)
-        if kw.get("target_length") is not None:
-            kw["target_length"] = check_int("target_length", kw["target_length"], 2)
-        kw["seed"] = check_int("seed", kw.get("seed", 0), 0, 2**32 - 1)
-        kw["eval_batches"] = check_int("eval_batches", kw.get("eval_batches", EVAL_BATCHES), 1)
-        kw["warmup_steps"] = check_int("warmup_steps", kw["warmup_steps"], 1)
-        kw["keep_checkpoints"] = check_int("keep_checkpoints", kw.get("keep_checkpoints", 3), 2)
-        kw["accumulate"] = check_int("accumulate", kw.get("accumulate", 1), 1)
-        if kw["batch_size"] % kw["accumulate"]:
-            raise ValueError(
-                f"accumulate must divide the batch ({kw['batch_size']}), got {kw['accumulate']}"
-            )
-        kw["learning_rate"] = check_float(
-            "learning_rate", kw.get("learning_rate", 1.0), 0.0, math.inf, lo_open=True, hi_open=True
-        )
-        if kw.get("corpus") is not None:
-            kw["corpus"] = tuple(str(Path(p).absolute()) for p in kw["corpus"]) or None
-        if kw.get("tokenizer") is not None:
-            kw["tokenizer"] = str(Path(kw["tokenizer"]).absolute())
-        return cls(**kw)
+        return cls(**_checked(kw))
 
     @classmethod
     def from_dict(cls, recorded: dict[str, Any]) -> TrainOptions:
-        """The options recorded in a run's ``run.json`` (its ``train`` entry), as they are."""
-        kw = {f.name: recorded[f.name] for f in dataclasses.fields(cls) if f.name in recorded}
-        if kw.get("corpus") is not None:
-            kw["corpus"] = tuple(kw["corpus"])
-        return cls(**kw)
+        """The options recorded in a run's ``run.json`` (its ``train`` entry), checked.
+
+        Keys that are not options are ignored (a newer lshsim may record more).
+
+        Raises:
+            ValueError: one line naming the first missing or invalid option.
+        """
+        if not isinstance(recorded, dict):
+            raise ValueError(
+                f"train: the recorded options are {json_type(recorded)}, not an object"
+            )
+        missing = [n for n in ("batch_size", "input_length", "warmup_steps") if n not in recorded]
+        if missing:
+            raise ValueError(f"train: option(s) {', '.join(missing)} not recorded")
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**_checked({k: v for k, v in recorded.items() if k in names}))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form recorded in ``run.json`` (``corpus`` a list)."""
@@ -122,3 +114,48 @@ class TrainOptions:
             "noise_density": self.noise_density,
             "mean_span": self.mean_span,
         }
+
+
+def _checked(kw: dict[str, Any]) -> dict[str, Any]:
+    """``kw`` (options by name; absent ones take the class's defaults) checked and normalised.
+
+    Raises:
+        ValueError: one line naming the first invalid option.
+    """
+    kw = dict(kw)
+    kw["batch_size"] = check_int("batch", kw["batch_size"], 1)
+    kw["input_length"] = check_int("input_length", kw["input_length"], 2)
+    if kw.get("target_length") is not None:
+        kw["target_length"] = check_int("target_length", kw["target_length"], 2)
+    kw["seed"] = check_int("seed", kw.get("seed", 0), 0, 2**32 - 1)
+    kw["eval_batches"] = check_int("eval_batches", kw.get("eval_batches", EVAL_BATCHES), 1)
+    kw["warmup_steps"] = check_int("warmup_steps", kw["warmup_steps"], 1)
+    kw["keep_checkpoints"] = check_int("keep_checkpoints", kw.get("keep_checkpoints", 3), 2)
+    kw["accumulate"] = check_int("accumulate", kw.get("accumulate", 1), 1)
+    if kw["batch_size"] % kw["accumulate"]:
+        raise ValueError(
+            f"accumulate must divide the batch ({kw['batch_size']}), got {kw['accumulate']}"
+        )
+    kw["learning_rate"] = check_float(
+        "learning_rate", kw.get("learning_rate", 1.0), 0.0, math.inf, lo_open=True, hi_open=True
+    )
+    for name, lo, hi in (("noise_density", 0.0, 1.0), ("eval_fraction", 0.0, 1.0)):
+        if name in kw:
+            kw[name] = check_float(name, kw[name], lo, hi, lo_open=True, hi_open=True)
+    if "mean_span" in kw:
+        kw["mean_span"] = check_float("mean_span", kw["mean_span"], 1.0, math.inf, hi_open=True)
+    corpus = kw.get("corpus")
+    if corpus is not None:
+        if not isinstance(corpus, list | tuple) or not all(_is_path(p) for p in corpus):
+            raise ValueError(f"corpus must be a list of paths, got {corpus!r:.60}")
+        kw["corpus"] = tuple(str(Path(p).absolute()) for p in corpus) or None
+    if kw.get("tokenizer") is not None:
+        if not _is_path(kw["tokenizer"]):
+            raise ValueError(f"tokenizer must be a path, got {kw['tokenizer']!r:.60}")
+        kw["tokenizer"] = str(Path(kw["tokenizer"]).absolute())
+    return kw
+
+
+def _is_path(value: Any) -> bool:
+    """Whether ``value`` can name a file: a non-empty string without NUL characters."""
+    return isinstance(value, str | Path) and bool(str(value)) and "\x00" not in str(value)
