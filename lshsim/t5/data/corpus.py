@@ -19,12 +19,13 @@ import functools
 import gzip
 import hashlib
 import inspect
-import json
 import os
 import sysconfig
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from lshsim._io import parse_json
 from lshsim._validate import check_float, check_int
 
 __all__ = [
@@ -208,9 +209,14 @@ def read_text_files(paths: Iterable[str | Path]) -> list[str]:
                         para = []
                 if para:
                     docs.append("\n".join(para).strip())
-        except (UnicodeDecodeError, OSError, EOFError) as exc:
-            raise ValueError(f"corpus: cannot read {str(path)!r}: {exc}") from None
+        except (UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
+            raise ValueError(f"corpus: cannot read {str(path)!r}: {_one_line(exc)}") from None
     return docs
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line (a damaged gzip stream's is zlib's)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def read_jsonl(paths: Iterable[str | Path], field: str = "text") -> list[str]:
@@ -227,9 +233,10 @@ def read_jsonl(paths: Iterable[str | Path], field: str = "text") -> list[str]:
         One document per record, in file order (empty texts dropped).
 
     Raises:
-        ValueError: if a file does not exist, a line is not valid JSON (the message names the
-            file and line number), a record is not an object, or it lacks ``field`` or its
-            value is not a string.
+        ValueError: if a file does not exist, is not UTF-8 (a damaged gzip stream), a line is
+            not valid JSON (the message names the file and line number; nesting too deep and a
+            repeated key count), a record is not an object, or it lacks ``field`` or its value
+            is not a string.
     """
     docs: list[str] = []
     for path in paths:
@@ -237,23 +244,16 @@ def read_jsonl(paths: Iterable[str | Path], field: str = "text") -> list[str]:
         try:
             with _open_text(p) as fh:
                 text = fh.read()
-        except (UnicodeDecodeError, OSError, EOFError) as exc:
-            raise ValueError(f"corpus: cannot read {str(path)!r}: {exc}") from None
+        except (UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
+            raise ValueError(f"corpus: cannot read {str(path)!r}: {_one_line(exc)}") from None
         if text.lstrip().startswith("["):
-            try:
-                records = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"corpus: {path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-            numbered = [(0, r) for r in records]
+            numbered = [(0, r) for r in parse_json(text, f"corpus: {path}")]
         else:
-            numbered = []
-            for lineno, line in enumerate(text.splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    numbered.append((lineno, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"corpus: {path}:{lineno}: invalid JSON ({exc.msg})") from None
+            numbered = [
+                (lineno, parse_json(line, f"corpus: {path}:{lineno}"))
+                for lineno, line in enumerate(text.split("\n"), start=1)
+                if line.strip()
+            ]
         for lineno, record in numbered:
             where = f"{path}:{lineno}" if lineno else str(path)
             if not isinstance(record, dict):

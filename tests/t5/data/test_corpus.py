@@ -174,7 +174,7 @@ def test_read_jsonl_bad_line_names_file_and_line(tmp_path):
     """An invalid JSON line is reported with its file and 1-based line number."""
     p = tmp_path / "bad.jsonl"
     p.write_text('{"text": "ok"}\n\n{"text": oops}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"^corpus: .*bad\.jsonl:3: invalid JSON"):
+    with pytest.raises(ValueError, match=r"^corpus: .*bad\.jsonl:3: not valid JSON"):
         read_jsonl([p])
 
 
