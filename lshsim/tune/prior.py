@@ -175,7 +175,8 @@ def read_similarities(path: str | Path, lo: float, hi: float) -> tuple[np.ndarra
         ``(values, counts)``, float64 each, values increasing.
 
     Raises:
-        ValueError: an unreadable file or a bad line (naming the file and line).
+        ValueError: an unreadable file or a bad line (naming the file and line), or counts
+            whose sum no float holds.
     """
     path = Path(path)
     try:
@@ -200,7 +201,10 @@ def read_similarities(path: str | Path, lo: float, hi: float) -> tuple[np.ndarra
         if not (math.isfinite(count) and count >= 0):
             raise ValueError(f"{where}: a count must be finite and >= 0, got {count!r}")
         found[value] = found.get(value, 0.0) + count
-    if not found or sum(found.values()) == 0:
+    total = sum(found.values())
+    if not found or total == 0:
         raise ValueError(f"similarities: {path} holds no similarity with a positive count")
+    if not math.isfinite(total):
+        raise ValueError(f"similarities: {path}: the counts sum to more than a float holds")
     keys = sorted(found)
     return np.array(keys), np.array([found[k] for k in keys])
