@@ -26,17 +26,17 @@ References:
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from lshsim._io import json_field, read_json
 from lshsim.hashing import Voronoi
 from lshsim.probe.tap import Capture, RouterTap, top_experts
 
-__all__ = ["ARCHITECTURES", "REFUSED", "hf_tap", "load_hf_model"]
+__all__ = ["ARCHITECTURES", "REFUSED", "hf_tap", "load_hf_model", "read_config"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,16 +91,39 @@ def _refuse_config(config: dict[str, Any], where: str) -> Architecture:
         raise ValueError(f"hf: {where} needs remote code (auto_map); lshsim never runs it")
     if model_type in REFUSED:
         raise ValueError(
-            f"hf: {model_type} is not supported: {REFUSED[model_type]} has no random-router law "
-            f"here; supported: {', '.join(ARCHITECTURES)}"
+            f"hf: {where}: {model_type} is not supported: {REFUSED[model_type]} has no "
+            f"random-router law here; supported: {', '.join(ARCHITECTURES)}"
         )
     if model_type is None:
-        raise ValueError(f"hf: {where}: config.json names no model_type")
+        raise ValueError(f"hf: {where} names no model_type")
     if model_type not in ARCHITECTURES:
         raise ValueError(
             f"hf: {where} holds a {model_type!r} model; supported: {', '.join(ARCHITECTURES)}"
         )
     return ARCHITECTURES[model_type]
+
+
+def read_config(folder: str | Path) -> tuple[dict[str, Any], Architecture]:
+    """A saved model's ``config.json`` and the architecture of its routers (nothing loaded).
+
+    Args:
+        folder: a folder written by ``save_pretrained``.
+
+    Returns:
+        ``(config, architecture)``.
+
+    Raises:
+        ValueError: one line naming the folder or its ``config.json``: no folder, a file that
+            is missing, unreadable or not a JSON object, a ``model_type`` that is not a
+            string, an unsupported architecture, or remote code.
+    """
+    path = Path(folder)
+    if not path.is_dir():
+        raise ValueError(f"hf: {folder} is not a folder")
+    where = f"hf: {path / 'config.json'}"
+    config = read_json(path / "config.json", where=where)
+    json_field(config, "model_type", "string", where, optional=True)
+    return config, _refuse_config(config, str(path / "config.json"))
 
 
 def load_hf_model(folder: str | Path, *, bf16: bool = False):
@@ -111,15 +134,7 @@ def load_hf_model(folder: str | Path, *, bf16: bool = False):
             weights that do not load (one line naming the folder).
     """
     path = Path(folder)
-    if not path.is_dir():
-        raise ValueError(f"hf: {folder} is not a folder")
-    try:
-        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"hf: {path / 'config.json'}: {err}") from None
-    if not isinstance(config, dict):
-        raise ValueError(f"hf: {path / 'config.json'}: expected a JSON object")
-    arch = _refuse_config(config, str(folder))
+    arch = read_config(path)[1]
     _check_transformers()
     import torch
     import transformers
