@@ -80,3 +80,16 @@ def test_committed_figures_reproduce_themselves_and_not_a_perturbed_copy(tmp_pat
     line = next(x for x in out.splitlines() if x.startswith("studies/collision_vs_n "))
     assert line.split()[1] == "exact" and line.endswith("BROKEN")
     assert "studies/collision_vs_n/panels/voronoi/exact/0.5/p/9:" in out
+
+
+def test_both_files_are_checked_before_the_work_starts(tmp_path, capsys):
+    """Inside checks_only compare stops at start_work once both files are read and checked;
+    a file that is not a results.json is refused before it (one line, exit 2)."""
+    from lshsim.cli.work import ChecksPassed, checks_only
+
+    a = _write(tmp_path, "a", _doc())
+    with checks_only():
+        with pytest.raises(ChecksPassed):
+            main(["compare", a, a])
+        assert main(["compare", a, str(tmp_path / "none.json")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
