@@ -50,6 +50,8 @@ def check_float(
         x = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {value!r}") from None
+    except OverflowError:  # an integer beyond the floats
+        raise ValueError(f"{name} must be in [{lo:g}, {hi:g}], got an integer too large") from None
     bad = (
         not math.isfinite(x)
         or (x < lo or (lo_open and x == lo))

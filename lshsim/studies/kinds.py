@@ -109,7 +109,9 @@ def spec(value: Any) -> tuple[str, float, float]:
         if value not in KINDS:
             raise ValueError(f"kinds: unknown kind {value!r}; choose one of {', '.join(KINDS)}")
         return (value, *DEFAULT_TOLERANCE[value])
-    if not isinstance(value, Mapping) or value.get("kind") not in KINDS:
+    if not isinstance(value, Mapping) or not isinstance(value.get("kind"), str):
+        raise ValueError(f"kinds: {value!r} is neither a kind nor {{'kind', 'rtol', 'atol'}}")
+    if value["kind"] not in KINDS:
         raise ValueError(f"kinds: {value!r} is neither a kind nor {{'kind', 'rtol', 'atol'}}")
     kind = value["kind"]
     rtol, atol = DEFAULT_TOLERANCE[kind]
