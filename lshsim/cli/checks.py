@@ -150,6 +150,29 @@ def check_run_dir(path: str, option: str) -> Path:
     return run
 
 
+def check_eval_run(args: argparse.Namespace) -> None:
+    """``eval --run``: a pretraining run, and ``--expert-impl`` only where it changes something.
+
+    Args:
+        args: ``eval``'s arguments (``run``, ``expert_impl``), the folder already checked.
+
+    Raises:
+        ValueError: one line: not a run folder, a fine-tuning run (its held-out data is its
+            pretrained run's), or ``--expert-impl`` on a model without the rank-r experts of
+            a routed lookup (``--lookup tokenid|softmax|lsh --rank r``), which it would ignore.
+    """
+    from lshsim.t5.checkpoint import read_pretraining_run
+    from lshsim.t5.lookups.routed import RoutedLookup
+
+    config, _ = read_pretraining_run(Path(args.run), "eval")
+    experts = isinstance(LOOKUPS.get(config.lookup), RoutedLookup) and config.expert_rank > 0
+    if getattr(args, "expert_impl", None) is not None and not experts:
+        raise ValueError(
+            f"--expert-impl has no effect: the run in {args.run} has no rank-r experts "
+            f"(lookup {config.lookup}, rank {config.expert_rank})"
+        )
+
+
 def check_train_out(args: argparse.Namespace) -> Path:
     """Check ``train --out``: a run folder to continue (``--resume``) or one it can create.
 

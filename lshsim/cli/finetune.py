@@ -1,6 +1,10 @@
 """``lshsim finetune``: fine-tune a pretrained run on GLUE, SuperGLUE, SQuAD or one's own data.
 
-JAX is imported only when the command runs; the task names and data files are checked first.
+Every check comes first, without JAX and without writing anything: the options' ranges (those
+of ``train``, :data:`FINETUNE_RANGES`), the folders, then the library's own
+(:func:`lshsim.t5.finetune.prepare.prepare`: the data files read and tokenized, a resumed
+run's options, the memory estimate of ``train``). Only then does :func:`run_finetune` call
+:func:`~lshsim.cli.work.start_work` and start JAX.
 """
 
 from __future__ import annotations
@@ -10,8 +14,23 @@ import json
 import math
 from pathlib import Path
 
+from lshsim.cli.checks import TRAIN_RANGES, check_ranges
 from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.vocabulary import JSON_HELP
+
+#: The ranges of ``finetune``'s integer options: ``train``'s (0 is an error, never "the
+#: default"), a checkpoint step, and lengths of at least 2 (a length of 1 holds EOS alone).
+FINETUNE_RANGES = {
+    **TRAIN_RANGES,
+    "step": (0, None),
+    "batch": (1, None),
+    "seed": (0, 2**32 - 1),
+    "input_length": (2, None),
+    "target_length": (2, None),
+    "cap": (1, None),
+    "eval_examples": (1, None),
+    "devices": (1, None),
+}
 
 _EPILOG = """\
 tasks (T5's text-to-text recasts; --data is the benchmark's folder for the task, or a folder
@@ -23,7 +42,15 @@ holding it):
 
 The out folder is a run folder (run.json, spm.model, metrics.jsonl, checkpoints/); each
 evaluation appends one {"split": "dev", "task": ...} record per dev split to metrics.jsonl,
-and the GLUE / SuperGLUE averages when a mixture's tasks are all there.
+and the GLUE / SuperGLUE averages when a mixture's tasks are all there. It holds a run once it
+has a first checkpoint: a start cut short before it (killed) is started again by a plain
+retry, or by --resume. --run may be a fine-tuning run (fine-tuning in stages).
+
+--resume continues the run in --out with its recorded options: --task, --run, --step, --batch,
+--lr, --dropout, --seed, --input-length, --target-length, --cap, --eval-examples and
+--scan-layers may be given only with the recorded value; --data (the folder moved) and
+--keep-checkpoints are applied and recorded; --eval-every, --checkpoint-every, --mesh and
+--devices apply to the session; --steps must exceed the run's step.
 
 examples:
   lshsim finetune --run runs/tiny --task sst2 --data glue_data/SST-2 --out runs/tiny-sst2 \\
@@ -111,11 +138,16 @@ def run_finetune(args: argparse.Namespace) -> int:
 
     Returns:
         The exit status, 0.
+
+    Raises:
+        ValueError: one line naming the option, file or folder (before any work).
     """
     from lshsim._io import check_output_dir
-    from lshsim.t5.finetune.run import task_names
+    from lshsim.cli.work import start_work
+    from lshsim.t5.finetune.prepare import prepare, task_names
 
     task_names(args.task)  # an unknown task: one line, before anything else
+    check_ranges(args, FINETUNE_RANGES)
     if args.resume:
         _check_folder(args.out, "--out")
     else:
@@ -124,10 +156,11 @@ def run_finetune(args: argparse.Namespace) -> int:
         _check_folder(args.run, "--run")
         _check_folder(args.data, "--data")
     check_output_dir(args.out, "--out")
+    if args.mesh is not None and args.devices is None:
+        from lshsim.cli.plan import parse_mesh
 
-    from lshsim.t5.finetune.run import finetune
-
-    summary = finetune(
+        parse_mesh(args.mesh)
+    prepared = prepare(
         args.run,
         args.task,
         args.data,
@@ -146,22 +179,29 @@ def run_finetune(args: argparse.Namespace) -> int:
         checkpoint_every=args.checkpoint_every,
         keep_checkpoints=args.keep_checkpoints,
         resume=args.resume,
-        mesh=args.mesh,
-        devices=args.devices,
-        progress=not args.json,
         scan_layers=args.scan_layers,
     )
-    if args.json:
+    start_work()
+
+    from lshsim.t5.finetune.run import run_prepared
+
+    summary = run_prepared(prepared, mesh=args.mesh, devices=args.devices, progress=not args.json)
+    _report(summary, args.json)
+    return 0
+
+
+def _report(summary: dict, as_json: bool) -> None:
+    """Print the run's summary: JSON (non-finite numbers as null) or a line per dev split."""
+    if as_json:
         clean = {
             k: (None if isinstance(v, float) and not math.isfinite(v) else v)
             for k, v in summary.items()
         }
         print(json.dumps(clean))
-        return 0
+        return
     for split, res in summary["dev"].items():
         scores = ", ".join(f"{k} {v:.2f}" for k, v in res.items())
         print(f"{split}: {scores}")
     for name, score in summary["averages"].items():
         print(f"{name}: {score:.2f}")
     print(f"{summary['step']} steps; run in {summary['out']}")
-    return 0

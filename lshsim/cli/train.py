@@ -14,6 +14,7 @@ from lshsim._validate import check_int
 from lshsim.cli.checks import (
     STEP_RANGES,
     TRAIN_RANGES,
+    check_eval_run,
     check_micro_batch,
     check_ranges,
     check_run_dir,
@@ -311,6 +312,7 @@ def run_eval(args: argparse.Namespace) -> int:
     """
     check_ranges(args, STEP_RANGES)
     check_run_dir(args.run, "--run")
+    check_eval_run(args)  # a fine-tuning run, --expert-impl without experts: one line
     if args.examples is not None:
         check_int("--examples", args.examples, 1)
     start_work()

@@ -142,15 +142,18 @@ def evaluate_bands(
         and ``edges`` (the bands' type fractions).
 
     Raises:
-        ValueError: not a run folder, no usable checkpoint, or ``examples < 1``.
+        ValueError: not a run folder, a fine-tuning run (its held-out data is its pretrained
+            run's), no usable checkpoint, or ``examples < 1``.
     """
     from lshsim._validate import check_int
+    from lshsim.t5 import checkpoint as ckpt
     from lshsim.t5 import loop
     from lshsim.t5.data.corpus import load_corpus, split_documents
     from lshsim.t5.options import TrainOptions
 
     if examples is not None:
         examples = check_int("examples", examples, 1)
+    ckpt.read_pretraining_run(Path(run), "eval --bands")  # a fine-tuning run: one line
     config, recorded, state = loop.restore_run(run, step)
     opts = TrainOptions.from_dict(recorded)
     tok, ds = loop.held_out_dataset(config, opts, Path(run))

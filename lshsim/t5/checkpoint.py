@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shutil
 import sys
@@ -34,9 +35,42 @@ METRICS_FILE = "metrics.jsonl"
 CHECKPOINT_DIR = "checkpoints"
 
 
+def resolved_paths(config: T5Config) -> T5Config:
+    """``config`` with its file path (``engram_tokenizer``) absolute, from the current folder.
+
+    ``run.json`` records the path resolved (:func:`write_run`), so a run is read, evaluated
+    and fine-tuned from any folder.
+    """
+    path = config.engram_tokenizer
+    if path and not os.path.isabs(path):
+        return config.replace(engram_tokenizer=os.path.abspath(path))
+    return config
+
+
+def _recorded_paths(config: T5Config, where: str) -> T5Config:
+    """A recorded config's file path, absolute.
+
+    An older run's relative path is read from the current folder: lshsim recorded it as
+    given, relative to the folder the run was made in, and did not record that folder.
+    """
+    path = config.engram_tokenizer
+    if not path or os.path.isabs(path):
+        return config
+    if not os.path.isfile(path):
+        raise ValueError(
+            f"{where}: engram_tokenizer {path!r} is a relative path that names no file from "
+            "the current folder (older runs recorded it relative to the folder they were made "
+            "in): run from that folder, or write the absolute path into the file"
+        )
+    return resolved_paths(config)
+
+
 def write_run(out: Path, config: T5Config, options: dict[str, Any]) -> None:
-    """Record the config and training options of the run in ``out/run.json``."""
-    doc = {"config": config.to_dict(), "train": options}
+    """Record the config and training options of the run in ``out/run.json``.
+
+    The config's file path is recorded absolute (:func:`resolved_paths`).
+    """
+    doc = {"config": resolved_paths(config).to_dict(), "train": options}
     write_atomic(out / RUN_FILE, json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
@@ -79,7 +113,9 @@ def read_run(out: Path) -> tuple[T5Config, dict[str, Any]]:
     """The config and training options recorded in ``out/run.json``.
 
     The options of a pretraining run are checked as
-    :meth:`lshsim.t5.options.TrainOptions.from_dict` reads them.
+    :meth:`lshsim.t5.options.TrainOptions.from_dict` reads them. A relative
+    ``engram_tokenizer`` (recorded by an older lshsim) is read from the current folder
+    (:func:`_recorded_paths`).
 
     Raises:
         ValueError: ``out`` is not a run directory, or its ``run.json`` is unreadable, not
@@ -101,6 +137,28 @@ def read_run(out: Path) -> tuple[T5Config, dict[str, Any]]:
         if str(e).startswith(where):
             raise
         raise ValueError(f"{where}: not a valid run file ({' '.join(str(e).split())})") from None
+    return _recorded_paths(config, where), recorded
+
+
+def read_pretraining_run(out: Path, command: str = "") -> tuple[T5Config, dict[str, Any]]:
+    """:func:`read_run` of a pretraining run (``lshsim train``): a fine-tuning run is refused.
+
+    Args:
+        out: the run folder.
+        command: what reads the pretraining run, for the message (``eval``), if known.
+
+    Raises:
+        ValueError: as :func:`read_run`, or ``out`` holds a fine-tuning run (one line: its
+            held-out span corruption is its pretrained run's; its dev scores are in its
+            metrics).
+    """
+    config, recorded = read_run(out)
+    if recorded.get("kind") == "finetune":
+        which = f", which {command} reads" if command else ""
+        raise ValueError(
+            f"checkpoint: {out} is a fine-tuning run (lshsim finetune), not a pretraining run "
+            f"(lshsim train){which}; its dev scores are in {Path(out) / METRICS_FILE}"
+        )
     return config, recorded
 
 
@@ -497,3 +555,40 @@ def truncate_metrics(out: Path, step: int) -> None:
     """Drop metric records after ``step`` (used when resuming from checkpoint ``step``)."""
     keep = [r for r in read_metrics(out, torn_last_line=True) if r["step"] <= step]
     write_atomic(Path(out) / METRICS_FILE, "".join(json.dumps(r) + "\n" for r in keep))
+
+
+def saved_steps(out: Path) -> list[int]:
+    """The steps of the finished checkpoints in ``out/checkpoints``, read from folder names.
+
+    Orbax saves a checkpoint under a temporary name and renames it to its step when the save
+    is complete, so a folder named by a number is a finished save. Nothing is imported (no
+    orbax): a command's checks use it before any work.
+
+    Args:
+        out: a run folder (it need not exist).
+
+    Returns:
+        The steps, ascending (empty: no checkpoint).
+    """
+    folder = Path(out) / CHECKPOINT_DIR
+    if not folder.is_dir():
+        return []
+    names = [p.name for p in folder.iterdir() if p.is_dir()]
+    return sorted(int(n) for n in names if re.fullmatch(r"[0-9]+", n))
+
+
+def holds_run(out: Path) -> bool:
+    """Whether ``out`` holds a started run: its ``run.json`` and a first checkpoint.
+
+    A run folder is complete or absent. ``train`` and ``finetune`` write ``run.json`` and
+    ``spm.model`` when they start and the first checkpoint some steps later; a folder with
+    ``run.json`` but no checkpoint is a start that was cut short (killed, or refused after
+    writing by an older lshsim), which a new run into the folder overwrites.
+
+    Args:
+        out: a run folder (it need not exist).
+
+    Returns:
+        ``True`` when it holds ``run.json`` and at least one finished checkpoint.
+    """
+    return (Path(out) / RUN_FILE).is_file() and bool(saved_steps(out))

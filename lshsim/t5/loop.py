@@ -119,7 +119,7 @@ def _run_options(config: T5Config, out: Path, resume: bool, given: dict) -> Trai
             ``resume``; an invalid option.
     """
     if not resume:
-        if (out / ckpt.RUN_FILE).is_file():
+        if ckpt.holds_run(out):  # run.json without a checkpoint: a start cut short
             raise ValueError(
                 f"out: {out} already holds a training run; pass --resume to continue it or "
                 "choose another --out"
@@ -423,7 +423,7 @@ def train(
             infinite; the last good checkpoint (see
             :class:`lshsim.t5.checkpoint.GoodCheckpoint`) is the newest one left.
     """
-    config = get_config(config)
+    config = ckpt.resolved_paths(get_config(config))  # run.json records paths absolute
     steps = check_int("steps", steps, 1)
     log_every = check_int("log_every", log_every, 1)
     out = Path(out)
@@ -510,7 +510,7 @@ def restore_run(out: str | Path, step: int | None = None) -> tuple[T5Config, dic
     from lshsim.t5.steps import abstract_state, make_optimizer
 
     out = Path(out)
-    config, opts = ckpt.read_run(out)
+    config, opts = ckpt.read_pretraining_run(out)
     optimizer = make_optimizer(config, opts["learning_rate"], opts["warmup_steps"])
     with ckpt.manager(out, read_only=True) as mngr:
         if step is None:
@@ -597,7 +597,7 @@ def evaluate_run(
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, 1)
     out = Path(checkpoint)
-    config, recorded = ckpt.read_run(out)
+    config, recorded = ckpt.read_pretraining_run(out, "eval")
     if expert_impl is not None:
         config = config.replace(expert_impl=expert_impl)
     opts = TrainOptions.from_dict(recorded)

@@ -25,7 +25,13 @@ with a constant learning rate of 0.001, dropout 0.1, 50,000 steps. Here:
 ``OUT`` is a run directory like ``train``'s: ``run.json`` (the fine-tuning config, and the
 options under ``train`` with ``"kind": "finetune"`` and the pretrained run and step),
 ``spm.model`` (the pretrained run's tokenizer), ``metrics.jsonl``, ``checkpoints/<step>/``.
-``resume=True`` continues it from its latest good checkpoint.
+``resume=True`` continues it from its latest good checkpoint. The pretrained run may itself be
+a fine-tuning run (fine-tuning in stages: its parameters are the start, its optimiser state is
+not).
+
+Every check is made first, without JAX and without writing (:mod:`lshsim.t5.finetune.prepare`:
+which options a resumed run takes, and when an output folder holds a run); :func:`finetune` is
+:func:`~lshsim.t5.finetune.prepare.prepare` and then :func:`run_prepared`.
 """
 
 from __future__ import annotations
@@ -41,49 +47,30 @@ from typing import Any
 
 import numpy as np
 
-from lshsim._validate import check_float, check_int
 from lshsim.t5 import checkpoint as ckpt
 from lshsim.t5.finetune import metrics as M
-from lshsim.t5.finetune.mixture import DEFAULT_CAP, mixing_rates, sample_tasks
-from lshsim.t5.finetune.tasks import BENCHMARK_TASKS, Example, get_task, load_split
+from lshsim.t5.finetune.mixture import sample_tasks
+from lshsim.t5.finetune.prepare import (
+    MAX_INPUT_LENGTH,
+    MAX_TARGET_LENGTH,
+    Encoded,
+    FinetuneOptions,
+    Prepared,
+    prepare,
+    task_names,
+)
 from lshsim.t5.scan import ragged_paths, to_layout
 
-__all__ = ["FinetuneOptions", "finetune", "finetune_optimizer", "task_names"]
-
-#: T5's longest fine-tuning lengths (inputs 512, targets 128): caps of the default lengths.
-MAX_INPUT_LENGTH = 512
-MAX_TARGET_LENGTH = 128
-
-
-@dataclasses.dataclass(frozen=True)
-class FinetuneOptions:
-    """What a fine-tuning run records (and a resumed one must agree with)."""
-
-    task: str
-    data: str
-    pretrained: str
-    pretrained_step: int
-    batch_size: int = 256
-    learning_rate: float = 1e-3
-    dropout: float = 0.1
-    seed: int = 0
-    input_length: int = 0
-    target_length: int = 0
-    cap: int | None = DEFAULT_CAP
-    eval_examples: int | None = None
-    keep_checkpoints: int = 3
-    scan_layers: bool = True
-
-
-def task_names(task: str) -> tuple[str, ...]:
-    """The tasks of ``task``: a benchmark mixture's (``glue``, ``super_glue``) or itself.
-
-    Raises:
-        ValueError: an unknown task.
-    """
-    if task in BENCHMARK_TASKS:
-        return BENCHMARK_TASKS[task]
-    return (get_task(task).name,)
+__all__ = [
+    "MAX_INPUT_LENGTH",
+    "MAX_TARGET_LENGTH",
+    "FinetuneOptions",
+    "finetune",
+    "finetune_optimizer",
+    "restore_source",
+    "run_prepared",
+    "task_names",
+]
 
 
 def finetune_optimizer(config, learning_rate: float = 1e-3):
@@ -99,54 +86,7 @@ def finetune_optimizer(config, learning_rate: float = 1e-3):
 # ---------------------------------------------------------------------------- data
 
 
-@dataclasses.dataclass
-class _Encoded:
-    """A split's examples and their token ids (EOS appended, truncated)."""
-
-    examples: list[Example]
-    inputs: np.ndarray  # [N, input_length]
-    targets: np.ndarray  # [N, target_length]
-
-
-def _load(names, data: str):
-    """``(train {task: examples}, eval {split: (task, examples)})``; errors before any model."""
-    train, evals = {}, {}
-    for name in names:
-        task = get_task(name)
-        train.update(load_split(task, data, "train"))
-        for split, exs in load_split(task, data, "eval").items():
-            evals[split] = (task, exs)
-    return train, evals
-
-
-def _ids(tok, texts: list[str]) -> list[list[int]]:
-    return tok.encode_batch(texts) if texts else []
-
-
-def _pack(seqs: list[list[int]], length: int, eos: int) -> np.ndarray:
-    out = np.zeros((len(seqs), length), np.int32)
-    for i, s in enumerate(seqs):
-        s = [*s[: length - 1], eos]
-        out[i, : len(s)] = s
-    return out
-
-
-def _lengths(tok, train, evals, input_length, target_length) -> tuple[int, int, dict, dict]:
-    """Tokenize everything once; the default lengths from the longest sequences."""
-    enc_in, enc_tg = {}, {}
-    for key, exs in [*train.items(), *((("eval", k), v[1]) for k, v in evals.items())]:
-        enc_in[key] = _ids(tok, [e.inputs for e in exs])
-        enc_tg[key] = _ids(tok, [e.targets for e in exs])
-    if not input_length:
-        longest = max(len(s) for v in enc_in.values() for s in v) + 1
-        input_length = min(MAX_INPUT_LENGTH, -(-longest // 8) * 8)
-    if not target_length:
-        longest = max(len(s) for v in enc_tg.values() for s in v) + 1
-        target_length = min(MAX_TARGET_LENGTH, longest)
-    return input_length, target_length, enc_in, enc_tg
-
-
-def _batch(encoded: dict[str, _Encoded], rates, step: int, size: int, seed: int) -> dict:
+def _batch(encoded: dict[str, Encoded], rates, step: int, size: int, seed: int) -> dict:
     """Step ``step``'s batch: a pure function of ``(seed, step)``."""
     if len(encoded) == 1:
         (enc,) = encoded.values()
@@ -175,28 +115,6 @@ def _batch(encoded: dict[str, _Encoded], rates, step: int, size: int, seed: int)
 
 
 # ---------------------------------------------------------------------------- the run
-
-
-def _given_options(out: Path, resume: bool, given: dict) -> dict | None:
-    """The recorded options of a resumed run (checked against ``given``), else ``None``."""
-    run_file = out / ckpt.RUN_FILE
-    if not resume:
-        if run_file.is_file():
-            raise ValueError(
-                f"out: {out} already holds a run; pass --resume to continue it or choose "
-                "another --out"
-            )
-        return None
-    _, recorded = ckpt.read_run(out)
-    if recorded.get("kind") != "finetune":
-        raise ValueError(f"out: {out} is not a fine-tuning run")
-    for k, v in given.items():
-        if v is not None and recorded.get(k) != v:
-            name = {"batch_size": "batch", "learning_rate": "lr"}.get(k, k)
-            raise ValueError(
-                f"{name}: the run in {out} used {recorded.get(k)!r}; resume with the same value"
-            )
-    return recorded
 
 
 def _evaluate(decoder, params, tok, evals, enc_eval, batch, limit) -> dict[str, dict]:
@@ -258,7 +176,8 @@ def finetune(
     """Fine-tune the pretrained run ``run`` on ``task`` (a task or ``glue``/``super_glue``).
 
     Args:
-        run: the pretrained run directory (of ``lshsim train``); on resume it may be ``None``.
+        run: the run to fine-tune from (of ``lshsim train``, or of ``lshsim finetune``: its
+            parameters); on resume it may be ``None``.
         task: a task name of :data:`lshsim.t5.finetune.tasks.TASKS` or a benchmark mixture.
         data: the task's folder (or the folder holding the benchmark's task folders).
         out: the fine-tuning run directory (created).
@@ -292,43 +211,72 @@ def finetune(
         ``steps_per_second``.
 
     Raises:
-        ValueError: an unknown task, a missing or bad data file (one line naming the file and
-            line), an existing run without ``resume``, a bad option.
+        ValueError: one line: the refusals of :func:`~lshsim.t5.finetune.prepare.prepare` (a
+            bad option, an unknown task, a missing or bad data file, an existing run without
+            ``resume``, a resumed run's option given another value, ``steps`` at or below
+            the resumed run's step, a step too large for this machine), made before anything
+            is written; then those of :func:`run_prepared`.
+        NonFiniteLossError: the loss or the parameters became NaN or infinite.
     """
-    import jax
-
-    from lshsim.t5 import NonFiniteLossError, sharding
-    from lshsim.t5.data.tokenizer import Tokenizer
-
-    steps = check_int("steps", steps, 1)
-    log_every = check_int("log_every", log_every, 1)
-    out = Path(out)
-    given = _checked(
-        task=task,
+    prepared = prepare(
+        run,
+        task,
+        data,
+        out,
+        steps=steps,
+        step=step,
         batch_size=batch_size,
         learning_rate=learning_rate,
         dropout=dropout,
         seed=seed,
+        input_length=input_length,
+        target_length=target_length,
         cap=cap,
+        eval_every=eval_every,
         eval_examples=eval_examples,
+        checkpoint_every=checkpoint_every,
+        keep_checkpoints=keep_checkpoints,
+        log_every=log_every,
+        resume=resume,
         scan_layers=scan_layers,
     )
-    opts, recorded, train_ex, evals = _settle(out, resume, given, run, data, keep_checkpoints)
+    return run_prepared(prepared, mesh=mesh, devices=devices, progress=progress, on_step=on_step)
+
+
+def run_prepared(
+    p: Prepared,
+    *,
+    mesh: str | None = None,
+    devices: int | None = None,
+    progress: bool = False,
+    on_step: Callable[[int, dict], None] | None = None,
+) -> dict[str, Any]:
+    """Run a fine-tuning run that :func:`~lshsim.t5.finetune.prepare.prepare` settled.
+
+    Args:
+        p: the prepared run.
+        mesh: ``"data=A,model=B"`` (as :func:`finetune`); not with ``devices``.
+        devices: a data-parallel mesh of this many devices (default: all of them).
+        progress: show a progress bar.
+        on_step: ``on_step(step, record)`` after each logged step.
+
+    Returns:
+        As :func:`finetune`.
+
+    Raises:
+        ValueError: a bad mesh, a batch it cannot split, a pretrained checkpoint that is
+            missing or unusable.
+        NonFiniteLossError: the loss or the parameters became NaN or infinite.
+    """
+    import jax
+
+    from lshsim.t5 import NonFiniteLossError, sharding
+
     the_mesh = sharding.mesh_from_options(mesh, devices)
-    sharding.check_batch(opts.batch_size, the_mesh)
-    tok = Tokenizer.load((out if recorded else Path(opts.pretrained)) / ckpt.TOKENIZER_FILE)
-    lengths = (input_length or opts.input_length, target_length or opts.target_length)
-    opts, enc_train, enc_eval = _encode(tok, train_ex, evals, opts, *lengths)
-    rates = mixing_rates({k: len(v) for k, v in train_ex.items()}, opts.cap)
-    opts, ft_config, state, optimizer = _start(out, opts, recorded, step)
-    abstract, shardings, step_fn, decoder = _compiled(ft_config, optimizer, opts, the_mesh)
-    every = (
-        log_every,
-        max(1, steps // 4) if eval_every is None else check_int("eval_every", eval_every, 1),
-        max(1, steps // 4)
-        if checkpoint_every is None
-        else check_int("checkpoint_every", checkpoint_every, 1),
-    )
+    sharding.check_batch(p.opts.batch_size, the_mesh)
+    opts, state, optimizer = _start(p)
+    abstract, shardings, step_fn, decoder = _compiled(p.config, optimizer, opts, the_mesh)
+    out = p.out
     with ckpt.manager(out, max_to_keep=opts.keep_checkpoints) as mngr:
         if state is None:
             state, passed = ckpt.restore_good(
@@ -341,9 +289,19 @@ def finetune(
             state = jax.device_put(state, shardings)
         start = int(state["step"])
         run_ = _Run(
-            step_fn, decoder, tok, enc_train, enc_eval, evals, rates, opts, mngr, out, the_mesh
+            step_fn,
+            decoder,
+            p.tok,
+            p.train,
+            p.enc_eval,
+            p.evals,
+            p.rates,
+            opts,
+            mngr,
+            out,
+            the_mesh,
         )
-        return _loop(run_, state, start, steps, every, progress, on_step, NonFiniteLossError)
+        return _loop(run_, state, start, p.steps, p.every, progress, on_step, NonFiniteLossError)
 
 
 def _compiled(config, optimizer, opts: FinetuneOptions, mesh):
@@ -363,99 +321,59 @@ def _compiled(config, optimizer, opts: FinetuneOptions, mesh):
     return abstract, shardings, step_fn, make_greedy_decoder(config, opts.target_length, mesh)
 
 
-def _checked(
-    *, task, batch_size, learning_rate, dropout, seed, cap, eval_examples, scan_layers
-) -> dict:
-    """The given options, checked (``None``: not given)."""
+def restore_source(run: str | Path, step: int | None = None) -> dict:
+    """The state of a run to fine-tune from, at ``step`` (default: its latest good one).
 
-    def opt(value, check):
-        return None if value is None else check(value)
+    Args:
+        run: a pretraining run (restored by :func:`lshsim.t5.loop.restore_run`) or a
+            fine-tuning run (restored with its own optimiser's state structure).
+        step: the checkpoint (``None``: the latest good one).
 
-    return {
-        "task": task,
-        "batch_size": opt(batch_size, lambda v: check_int("batch", v, 1)),
-        "learning_rate": opt(
-            learning_rate,
-            lambda v: check_float("learning_rate", v, 0.0, math.inf, lo_open=True),
-        ),
-        "dropout": opt(dropout, lambda v: check_float("dropout", v, 0.0, 1.0, hi_open=True)),
-        "seed": opt(seed, lambda v: check_int("seed", v, 0)),
-        "cap": opt(cap, lambda v: check_int("cap", v, 1)),
-        "eval_examples": opt(eval_examples, lambda v: check_int("eval_examples", v, 1)),
-        "scan_layers": opt(scan_layers, bool),
-    }
-
-
-def _settle(out: Path, resume: bool, given: dict, run, data, keep_checkpoints):
-    """``(options, recorded or None, train examples, eval splits)``; the data read first.
+    Returns:
+        ``step``, ``params`` and ``opt_state``, on the host, in the run's own layout.
 
     Raises:
-        ValueError: bad data, an unknown task, an existing run without ``resume``, options
-            that disagree with the resumed run's, a ``run`` that is not a run directory.
+        ValueError: not a run folder, no checkpoint (at ``step``), none usable.
     """
-    names = task_names(given["task"])
-    recorded = _given_options(out, resume, given)
-    if recorded is None and (run is None or data is None):
-        raise ValueError("run, data: a new fine-tuning run needs --run and --data")
-    fields = {f.name for f in dataclasses.fields(FinetuneOptions)}
-    opts = None
-    if recorded is not None:
-        opts = FinetuneOptions(**{k: v for k, v in recorded.items() if k in fields})
-    data_dir = str(Path(data).absolute()) if data is not None else opts.data
-    train_ex, evals = _load(names, data_dir)  # bad data fails here, before any model
-    if opts is None:
-        ckpt.read_run(Path(run))  # not a run directory: one line, before restoring
-        kw = {k: v for k, v in given.items() if v is not None and k != "task"}
-        pretrained = str(Path(run).absolute())
-        opts = FinetuneOptions(
-            task=given["task"], data=data_dir, pretrained=pretrained, pretrained_step=-1, **kw
-        )
-    opts = dataclasses.replace(opts, data=data_dir)
-    if keep_checkpoints is not None:
-        opts = dataclasses.replace(opts, keep_checkpoints=keep_checkpoints)
-    check_int("keep_checkpoints", opts.keep_checkpoints, 2)
-    return opts, recorded, train_ex, evals
+    run = Path(run)
+    from lshsim.t5.steps import abstract_state
+
+    config, recorded = ckpt.read_run(run)
+    if recorded.get("kind") != "finetune":
+        from lshsim.t5.loop import restore_run
+
+        return restore_run(run, step)[2]
+    abstract = abstract_state(config, finetune_optimizer(config, recorded["learning_rate"]))
+    with ckpt.manager(run, read_only=True) as mngr:
+        if step is None:
+            return ckpt.restore_good(mngr, abstract)[0]
+        return ckpt.restore(mngr, abstract, step)
 
 
-def _encode(tok, train_ex, evals, opts, input_length, target_length):
-    """``(options with the lengths, train {task: _Encoded}, eval {split: _Encoded})``."""
-    in_len, tg_len, enc_in, enc_tg = _lengths(tok, train_ex, evals, input_length, target_length)
-    in_len = check_int("input_length", in_len, 2)
-    tg_len = check_int("target_length", tg_len, 2)
-    opts = dataclasses.replace(opts, input_length=in_len, target_length=tg_len)
-    eos = tok.eos_id
+def _start(p: Prepared):
+    """``(options, state, optimiser)`` of the prepared run.
 
-    def enc(key, examples):
-        return _Encoded(examples, _pack(enc_in[key], in_len, eos), _pack(enc_tg[key], tg_len, eos))
-
-    enc_train = {k: enc(k, v) for k, v in train_ex.items()}
-    enc_eval = {k: enc(("eval", k), v[1]) for k, v in evals.items()}
-    return opts, enc_train, enc_eval
-
-
-def _start(out: Path, opts: FinetuneOptions, recorded, step):
-    """``(options, fine-tuning config, state, optimiser)`` of the run in ``out``.
-
-    A new run starts from the pretrained checkpoint (its files written to ``out``; its config
-    is the pretrained run's, in the layout of ``opts.scan_layers``, the parameters converted);
-    a resumed one returns ``state=None`` (the caller restores it).
+    A start restores the pretrained checkpoint and then writes the run's files to ``out``
+    (its parameters converted to the layout of ``p.config``); a resumed run returns
+    ``state=None`` (the caller restores it) and records a changed ``data`` or
+    ``keep_checkpoints``.
     """
-    from lshsim.t5.loop import restore_run
-
-    if recorded is not None:
-        config = ckpt.read_run(out)[0]
-        return opts, config, None, finetune_optimizer(config, opts.learning_rate)
-    config, _, pre_state = restore_run(Path(opts.pretrained), step)
+    opts, out = p.opts, p.out
+    if p.resume:
+        changed = {k: getattr(opts, k) for k in ("data", "keep_checkpoints")}
+        if any(p.recorded.get(k) != v for k, v in changed.items()):
+            ckpt.write_run(out, p.config, {**p.recorded, **changed})
+        return opts, None, finetune_optimizer(p.config, opts.learning_rate)
+    pre_state = restore_source(Path(opts.pretrained), p.source_step)
     opts = dataclasses.replace(opts, pretrained_step=int(pre_state["step"]))
-    ft_config = config.replace(dropout_rate=opts.dropout, scan_layers=opts.scan_layers)
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(Path(opts.pretrained) / ckpt.TOKENIZER_FILE, out / ckpt.TOKENIZER_FILE)
-    ckpt.write_run(out, ft_config, {"kind": "finetune", **dataclasses.asdict(opts)})
+    ckpt.write_run(out, p.config, {"kind": "finetune", **dataclasses.asdict(opts)})
     (out / ckpt.METRICS_FILE).unlink(missing_ok=True)
-    params = to_layout(pre_state["params"], ft_config.scanned, ragged_paths(ft_config))
-    optimizer = finetune_optimizer(ft_config, opts.learning_rate)
+    params = to_layout(pre_state["params"], p.config.scanned, ragged_paths(p.config))
+    optimizer = finetune_optimizer(p.config, opts.learning_rate)
     state = {"step": np.asarray(0, np.int32), "params": params, "opt_state": optimizer.init(params)}
-    return opts, ft_config, state, optimizer
+    return opts, state, optimizer
 
 
 @dataclasses.dataclass
