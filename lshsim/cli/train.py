@@ -312,9 +312,9 @@ def run_eval(args: argparse.Namespace) -> int:
     """
     check_ranges(args, STEP_RANGES)
     check_run_dir(args.run, "--run")
-    check_eval_run(args)  # a fine-tuning run, --expert-impl without experts: one line
     if args.examples is not None:
         check_int("--examples", args.examples, 1)
+    check_eval_run(args)  # a fine-tuning run, --expert-impl without experts: one line
     start_work()
 
     from lshsim.t5.loop import evaluate_run
