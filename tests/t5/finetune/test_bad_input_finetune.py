@@ -230,6 +230,14 @@ def test_resume_refuses_what_it_cannot_change(tuned, tmp_path, capsys, more, opt
         refused(capsys, argv, f"{option}: the run in", "resume with the same value")
 
 
+def test_resume_applies_data_and_keep_checkpoints(tuned, data, tmp_path):
+    """``--data`` (a moved folder) and ``--keep-checkpoints`` are applied on resume."""
+    moved = shutil.copytree(data, tmp_path / "moved")
+    p = prepare(None, "sst2", moved, tuned, steps=3, resume=True, keep_checkpoints=5)
+    assert p.resume and p.opts.data == str(moved) and p.opts.keep_checkpoints == 5
+    assert p.recorded["data"] == str(data)  # recorded when the run continues
+
+
 def test_checks_end_at_start_work(pretrained, data, tmp_path):
     """Every check runs before start_work; a checked command has written nothing."""
     out = tmp_path / "ft"
