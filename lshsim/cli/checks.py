@@ -26,6 +26,7 @@ TRAIN_RANGES = {
     "checkpoint_every": (1, None),
     "keep_checkpoints": (2, None),
     "init_timeout": (1, 7 * 86400),  # a week; JAX's client overflows on 10^12 s
+    "devices": (1, None),  # the devices there are: checked when JAX starts
 }
 #: ``eval`` and ``probe``: a checkpoint step.
 STEP_RANGES = {"step": (0, None)}
@@ -70,20 +71,22 @@ def default_dtype(backend: str) -> str:
     return "float32" if backend == "cpu" else "bfloat16"
 
 
-def check_micro_batch(batch: int, accumulate: int, data: int) -> None:
+def check_micro_batch(batch: int, accumulate: int, data: int, option: str = "mesh") -> None:
     """Refuse a micro-batch that the ``data`` axis cannot split (``train`` and ``plan`` alike).
 
     Args:
         batch: examples per step.
         accumulate: micro-batches per step (divides ``batch``).
         data: devices along the mesh's ``data`` axis.
+        option: the option that set ``data`` (``mesh``, or ``--devices``), named first.
 
     Raises:
         ValueError: ``mesh: data=2 must divide the micro-batch (batch / accumulate = 1)``.
     """
     if (batch // accumulate) % data:
+        given = f"data={data}" if option == "mesh" else f"{data} devices (the data axis)"
         raise ValueError(
-            f"mesh: data={data} must divide the micro-batch (batch / accumulate = "
+            f"{option}: {given} must divide the micro-batch (batch / accumulate = "
             f"{batch // accumulate})"
         )
 

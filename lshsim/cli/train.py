@@ -20,6 +20,7 @@ from lshsim.cli.checks import (
     check_run_dir,
     check_train_out,
     default_dtype,
+    flag,
 )
 from lshsim.cli.distributed import DISTRIBUTED_HELP, add_distributed_flags, start_processes
 from lshsim.cli.formatting import Formatter, wrap
@@ -31,6 +32,7 @@ from lshsim.cli.model_flags import (
     add_mesh_flag,
     config_from_args,
 )
+from lshsim.cli.plan import parse_mesh
 from lshsim.cli.vocabulary import JSON_HELP, install_aliases
 from lshsim.cli.work import start_work
 
@@ -254,6 +256,24 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+#: :class:`~lshsim.t5.options.TrainOptions` fields that ``train`` sets -> their argparse dests.
+OPTION_DESTS = {
+    "batch_size": "batch",
+    "input_length": "input_length",
+    "target_length": "target_length",
+    "seed": "seed",
+    "learning_rate": "lr",
+    "warmup_steps": "warmup",
+    "keep_checkpoints": "keep_checkpoints",
+    "accumulate": "accumulate",
+}
+
+
+def _said(field: str) -> str:
+    """How :meth:`TrainOptions.from_config` names ``field`` in its messages."""
+    return "batch" if field == "batch_size" else field
+
+
 def _check_options(args: argparse.Namespace, config) -> None:
     """The library's checks of ``train``'s options and its memory estimate, before JAX starts.
 
@@ -269,36 +289,35 @@ def _check_options(args: argparse.Namespace, config) -> None:
     check_int("--steps", args.steps, 1)
     for path in args.corpus or ():
         if not Path(path).exists():
-            raise ValueError(f"--corpus: {path} does not exist")
+            raise ValueError(f"--corpus: no such file {path}")
     if args.tokenizer is not None and not Path(args.tokenizer).is_file():
         raise ValueError(f"--tokenizer: {args.tokenizer} is not a file")
     if args.resume:
         return
-    opts = TrainOptions.from_config(
-        config,
-        batch_size=args.batch,
-        input_length=args.input_length,
-        target_length=args.target_length,
-        seed=args.seed,
-        learning_rate=args.lr,
-        warmup_steps=args.warmup,
-        keep_checkpoints=args.keep_checkpoints,
-        accumulate=args.accumulate,
+    given = {field: getattr(args, dest) for field, dest in OPTION_DESTS.items()}
+    try:
+        opts = TrainOptions.from_config(config, **given)
+    except ValueError as err:  # the library names its fields; the message adds the flag
+        field = next((f for f in OPTION_DESTS if str(err).startswith(_said(f))), None)
+        if field is None:
+            raise
+        raise ValueError(f"{flag(OPTION_DESTS[field])}: {err}") from None
+    check_train_fits(
+        config, opts.batch_size // opts.accumulate, opts.input_length, opts.target_length
     )
-    check_train_fits(config, opts.batch_size // opts.accumulate, opts.input_length)
 
 
 def _check_mesh(args: argparse.Namespace, config) -> None:
     """The micro-batch check ``plan`` makes, where the data axis is given (before JAX starts)."""
-    from lshsim.cli.plan import parse_mesh
-
+    if args.mesh is not None:  # its form, before JAX counts the devices
+        parse_mesh(args.mesh)
     if (args.mesh is None) == (args.devices is None):  # unknown yet, or both (refused later)
         return
     data = parse_mesh(args.mesh)[0] if args.mesh is not None else args.devices
     batch = config.batch_size if args.batch is None else args.batch
     accumulate = 1 if args.accumulate is None else args.accumulate
     if data >= 1 and batch >= 1 and accumulate >= 1 and batch % accumulate == 0:
-        check_micro_batch(batch, accumulate, data)
+        check_micro_batch(batch, accumulate, data, "mesh" if args.mesh else "--devices")
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -313,7 +332,9 @@ def run_eval(args: argparse.Namespace) -> int:
     check_ranges(args, STEP_RANGES)
     check_run_dir(args.run, "--run")
     if args.examples is not None:
-        check_int("--examples", args.examples, 1)
+        check_int("examples", args.examples, 1)
+    if args.mesh is not None:  # its form, before JAX counts the devices
+        parse_mesh(args.mesh)
     check_eval_run(args)  # a fine-tuning run, --expert-impl without experts: one line
     start_work()
 
