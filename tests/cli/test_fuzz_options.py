@@ -297,6 +297,8 @@ def test_drawn_values_are_refused_in_one_line(command, place):
     _ensure_parser()
     bases = _bases(command, place)
     options = [(o, a) for o, a in _options(command) if a.nargs != 0]
+    if not options:
+        pytest.skip(f"{command} has only flags (the deterministic pass adds each)")
     values = st.one_of(
         st.text(max_size=12),
         st.integers().map(str),
