@@ -153,6 +153,20 @@ def check_run_dir(path: str, option: str) -> Path:
     return run
 
 
+def routed_experts(config) -> bool:
+    """Whether ``config`` has the rank-r experts of a routed lookup (what ``--expert-impl`` sets).
+
+    Args:
+        config: a :class:`~lshsim.t5.configs.T5Config`.
+
+    Returns:
+        True for ``--lookup tokenid|softmax|lsh`` (a routed lookup) with ``--rank r >= 1``.
+    """
+    from lshsim.t5.lookups.routed import RoutedLookup
+
+    return isinstance(LOOKUPS.get(config.lookup), RoutedLookup) and config.expert_rank > 0
+
+
 def check_eval_run(args: argparse.Namespace) -> None:
     """``eval --run``: a pretraining run, and ``--expert-impl`` only where it changes something.
 
@@ -165,11 +179,9 @@ def check_eval_run(args: argparse.Namespace) -> None:
             a routed lookup (``--lookup tokenid|softmax|lsh --rank r``), which it would ignore.
     """
     from lshsim.t5.checkpoint import read_pretraining_run
-    from lshsim.t5.lookups.routed import RoutedLookup
 
     config, _ = read_pretraining_run(Path(args.run), "eval")
-    experts = isinstance(LOOKUPS.get(config.lookup), RoutedLookup) and config.expert_rank > 0
-    if getattr(args, "expert_impl", None) is not None and not experts:
+    if getattr(args, "expert_impl", None) is not None and not routed_experts(config):
         raise ValueError(
             f"--expert-impl has no effect: the run in {args.run} has no rank-r experts "
             f"(lookup {config.lookup}, rank {config.expert_rank})"

@@ -227,7 +227,7 @@ def config_from_args(args: argparse.Namespace) -> T5Config:
         ValueError: a flag's value is out of range, or the flag has no effect on this model
             (the message names it).
     """
-    from lshsim.cli.checks import MEMORY_RANGES, check_effective, check_ranges
+    from lshsim.cli.checks import MEMORY_RANGES, check_effective, check_ranges, routed_experts
     from lshsim.t5.configs import get_config
 
     cfg = get_config(args.config)
@@ -241,6 +241,11 @@ def config_from_args(args: argparse.Namespace) -> T5Config:
     if getattr(args, "dtype", None):
         changes["dtype"] = args.dtype
     cfg = cfg.replace(**changes) if changes else cfg
+    if getattr(args, "expert_impl", None) is not None and not routed_experts(cfg):
+        raise ValueError(
+            f"--expert-impl has no effect: config '{cfg.name}' has no rank-r experts (lookup "
+            f"{cfg.lookup}, rank {cfg.expert_rank}); it sets how --lookup ... --rank r runs them"
+        )
     if getattr(args, "scan_layers", None) and not cfg.scanned:
         raise ValueError(
             f"--scan-layers: lookup {cfg.lookup} has tables of another size in each layer, so "
