@@ -293,6 +293,14 @@ def _check_options(args: argparse.Namespace, config) -> None:
     if args.tokenizer is not None and not Path(args.tokenizer).is_file():
         raise ValueError(f"--tokenizer: {args.tokenizer} is not a file")
     if args.resume:
+        from lshsim.t5.checkpoint import saved_steps
+
+        latest = max(saved_steps(Path(args.out)), default=0)
+        if args.steps <= latest:  # it would stop at once, having done nothing
+            raise ValueError(
+                f"--steps {args.steps}: the run in {args.out} is at step {latest} already; ask "
+                "for more steps to continue it (lshsim eval reads it as it is)"
+            )
         return
     given = {field: getattr(args, dest) for field, dest in OPTION_DESTS.items()}
     try:

@@ -126,6 +126,10 @@ def test_resume_refuses_another_memory_config(capsys, tmp_path):
     assert code == 2
     err = capsys.readouterr().err
     assert "differs in memory" in err and err.count("\n") == 1
+    # resuming to a step the run has reached would do nothing: refused (issue 48)
+    assert main([*base, *out, "--memory", "altup", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "--steps 1: the run in" in err and "at step 1 already" in err and err.count("\n") == 1
 
 
 def test_router_losses_are_logged_and_trained(tmp_path, small_corpus):
