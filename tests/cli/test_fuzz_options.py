@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import io
 import os
+import random
 import signal
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from lshsim.cli.vocabulary_doc import parsers
 from lshsim.cli.work import ChecksPassed, checks_only
 from lshsim.t5.checkpoint import TOKENIZER_FILE, write_run
 from lshsim.t5.configs import get_config
-from lshsim.t5.loop import held_out_tokenizer
+from lshsim.t5.data.tokenizer import train_tokenizer
 from lshsim.t5.options import TrainOptions
 from tests.t5.finetune.formats import write_glue
 
@@ -119,7 +120,7 @@ def place(tmp_path_factory):
     config = get_config("tiny")
     opts = TrainOptions.from_config(config)
     write_run(run, config, opts.to_dict())
-    held_out_tokenizer(config, opts, None)[0].save(run / TOKENIZER_FILE)
+    _tokenizer().save(run / TOKENIZER_FILE)
     (tmp / "spec.toml").write_text(
         '[[grids]]\ncommand = "theory"\nfamily = ["simhash"]\nbuckets = [4]\ncosine = [0.5]\n'
     )
@@ -132,6 +133,15 @@ def place(tmp_path_factory):
         "fig": str(fig),
         "data": str(data),
     }
+
+
+def _tokenizer():
+    """A small SentencePiece model, in a tenth of a second (the run's own would take ten)."""
+    rng = random.Random(0)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choices(letters, k=rng.randint(2, 8))) for _ in range(400)]
+    docs = [" ".join(rng.choices(words, k=30)) for _ in range(300)]
+    return train_tokenizer(docs, 200, seed=0)
 
 
 def _snapshot(root: str) -> list[tuple[str, int]]:
