@@ -149,7 +149,7 @@ def _commands(_families: tuple) -> dict[str, Command]:
 
 
 def load_spec(path: str | Path, seed: int | None = None) -> Spec:
-    """Read and check a SPEC file (``.toml`` or ``.json``).
+    """Read and check a SPEC file (``.toml`` or ``.json``, UTF-8 with or without a BOM).
 
     Args:
         path: the SPEC file.
@@ -159,32 +159,69 @@ def load_spec(path: str | Path, seed: int | None = None) -> Spec:
         The checked :class:`Spec`.
 
     Raises:
-        ValueError: one line naming the problem: unreadable file, bad syntax, unknown key,
-            command or option, a value of the wrong type or outside the option's choices, an
-            empty axis, a missing required option.
+        ValueError: one line naming the file and the problem: not a readable regular file,
+            not UTF-8, bad syntax, a key given twice, an unknown key, command or option, a
+            value of the wrong type or outside the option's choices, an empty axis, a missing
+            required option.
     """
     path = Path(path)
     if path.suffix not in (".toml", ".json"):
         raise ValueError(f"SPEC: {path} must end in .toml or .json")
+    if path.exists() and not path.is_file():  # a folder, or a FIFO that would block a read
+        raise ValueError(f"SPEC: {path} is not a regular file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"SPEC: cannot read {path} ({exc})") from None
-    if path.suffix == ".json":
-        try:
-            raw = json.loads(text, object_pairs_hook=_unique_keys)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"SPEC: {path} is not valid JSON ({exc})") from None
-        except RecursionError:
-            raise ValueError(f"SPEC: {path} is nested too deeply to be a spec") from None
-    else:
-        try:
-            raw = _parse_toml(path, text)
-        except RecursionError:
-            raise ValueError(f"SPEC: {path} is nested too deeply to be a spec") from None
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise ValueError(f"SPEC: cannot read {path} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"SPEC: {path} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    try:
+        raw = _parse_json(path, text) if path.suffix == ".json" else _parse_toml(path, text)
+    except RecursionError:
+        raise ValueError(f"SPEC: {path} is nested too deeply to be a spec") from None
     if seed is not None and isinstance(raw, Mapping):
         raw = {**raw, "seed": check_int("--seed", seed, 0)}
-    return parse_spec(raw)
+    try:
+        return parse_spec(raw)
+    except ValueError as exc:
+        raise ValueError(in_spec_file(path, str(exc))) from None
+
+
+def in_spec_file(path: str | Path, message: str) -> str:
+    """A message about a SPEC, with its file named: ``SPEC <path>: <what>``.
+
+    Args:
+        path: the SPEC file.
+        message: the message of :func:`parse_spec` (or of a cell of the spec), which names
+            the field but not the file.
+
+    Returns:
+        One line naming the file, then the field and the problem.
+    """
+    for prefix in ("SPEC: ", "SPEC "):
+        if message.startswith(prefix):
+            message = message[len(prefix) :]
+            break
+    return f"SPEC {path}: {message}"
+
+
+def _parse_json(path: Path, text: str) -> Any:
+    """Parse JSON, refusing a key given twice; every error is one line naming ``path``."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"SPEC: {path} is not valid JSON ({exc})") from None
+    except ValueError as exc:  # a key given twice; an integer of more than 4300 digits
+        raise ValueError(in_spec_file(path, _parse_error(exc))) from None
+
+
+def _parse_error(exc: ValueError) -> str:
+    """The message of a parser's ``ValueError`` that is not a syntax error."""
+    if "integer string conversion" in str(exc):
+        return "an integer has more digits than Python reads (4300); not a spec's value"
+    return str(exc)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
@@ -192,13 +229,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     out: dict = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"SPEC: key {key!r} is given twice in one table")
+            raise ValueError(f"key {shown(key)} is given twice in one table")
         out[key] = value
     return out
 
 
 def _parse_toml(path: Path, text: str) -> Any:
-    """Parse TOML with ``tomllib`` (Python 3.11+) or ``tomli``."""
+    """Parse TOML with ``tomllib`` (Python 3.11+) or ``tomli``; errors are one line."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -213,6 +250,8 @@ def _parse_toml(path: Path, text: str) -> Any:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"SPEC: {path} is not valid TOML ({exc})") from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise ValueError(in_spec_file(path, _parse_error(exc))) from None
 
 
 def parse_spec(raw: Any) -> Spec:
@@ -231,7 +270,7 @@ def parse_spec(raw: Any) -> Spec:
         raise ValueError("SPEC: expected a table with 'seed' and 'grids'")
     unknown = sorted(set(raw) - {"seed", "grids"})
     if unknown:
-        raise ValueError(f"SPEC: unknown key {unknown[0]!r}; a spec has 'seed' and 'grids'")
+        raise ValueError(f"SPEC: unknown key {shown(unknown[0])}; a spec has 'seed' and 'grids'")
     seed = check_int("SPEC seed", raw.get("seed", 0), 0)
     grids = raw.get("grids")
     if not isinstance(grids, list) or not grids:
@@ -246,7 +285,9 @@ def _check_grid(i: int, grid: Any) -> dict:
         raise ValueError(f"{where}: expected a table of options")
     command = grid.get("command")
     if command not in COMMANDS:
-        raise ValueError(f"{where}: command must be one of {', '.join(COMMANDS)}, got {command!r}")
+        raise ValueError(
+            f"{where}: command must be one of {', '.join(COMMANDS)}, got {shown(command)}"
+        )
     cmd = commands()[command]
     where = f"{where} ({command})"
     for name in grid:
@@ -255,7 +296,9 @@ def _check_grid(i: int, grid: Any) -> dict:
         if name in NOT_AXES:
             raise ValueError(f"{where}: {name!r} is not a sweep option: {NOT_AXES[name]}")
         if name not in cmd.options:
-            raise ValueError(f"{where}: unknown option {name!r}; options: {', '.join(cmd.options)}")
+            raise ValueError(
+                f"{where}: unknown option {shown(name)}; options: {', '.join(cmd.options)}"
+            )
     for opt in cmd.options.values():
         if opt.required and opt.name not in grid:
             raise ValueError(f"{where}: option {opt.name!r} is required")
@@ -285,7 +328,7 @@ def _check_axis(where: str, opt: Option, values: Any) -> list:
         raise ValueError(f"{where}: empty axis; give at least one value")
     out = [check_value(where, opt, v) for v in values]
     if len(set(out)) != len(out):
-        raise ValueError(f"{where}: repeated value in {out}")
+        raise ValueError(f"{where}: repeated value in {shown(out)}")
     return out
 
 
@@ -302,19 +345,41 @@ def check_value(where: str, opt: Option, value: Any) -> Any:
     """
     if opt.kind == "str":
         if not isinstance(value, str):
-            raise ValueError(f"{where} must be text, got {value!r}")
+            raise ValueError(f"{where} must be text, got {shown(value)}")
     elif isinstance(value, NOT_NUMBERS) or not isinstance(value, int | float):
-        raise ValueError(f"{where} must be a number, got {value!r}")
+        raise ValueError(f"{where} must be a number, got {shown(value)}")
     elif opt.kind == "int":
         if isinstance(value, float) and not value.is_integer():
-            raise ValueError(f"{where} must be an integer, got {value!r}")
+            raise ValueError(f"{where} must be an integer, got {shown(value)}")
         value = int(value)
+        if not -(2**63) <= value < 2**63:  # a row stores it as an int64
+            raise ValueError(f"{where} must be an integer in [-2^63, 2^63), got {shown(value)}")
     else:
-        value = float(value)
-    if opt.kind != "str" and not math.isfinite(value):
-        raise ValueError(f"{where} must be a finite number, got {value!r}")
+        try:
+            value = float(value)
+        except OverflowError:  # an integer beyond the largest float
+            raise ValueError(f"{where} must be a finite number, got {shown(value)}") from None
+    if opt.kind == "float" and not math.isfinite(value):
+        raise ValueError(f"{where} must be a finite number, got {shown(value)}")
     if opt.choices is not None and value not in opt.choices:
         raise ValueError(
-            f"{where} must be one of {', '.join(map(str, opt.choices))}, got {value!r}"
+            f"{where} must be one of {', '.join(map(str, opt.choices))}, got {shown(value)}"
         )
     return value
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to about ``limit`` characters, for a one-line message.
+
+    Args:
+        value: a value read from a spec.
+        limit: the most characters kept.
+
+    Returns:
+        The ``repr`` (one line: ``repr`` escapes newlines), ``...`` where it was cut.
+    """
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int past 4300 digits; a deep nesting
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
