@@ -14,6 +14,7 @@ import time
 
 from lshsim.cli.formatting import Formatter, wrap
 from lshsim.cli.vocabulary import JSON_HELP, install_aliases
+from lshsim.cli.work import start_work
 from lshsim.sweep.execute import BATCH, TIMEOUT
 
 #: Seconds between progress lines when stderr is not a terminal (a batch job's log).
@@ -51,7 +52,7 @@ examples:
   lshsim sweep sweep.toml --out runs/s1 --resume          # after a kill: the rest only
   lshsim sweep sweep.toml --out runs/s1 --scheduler tcp://10.0.0.5:8786
   lshsim sweep --plot runs/s1                             # runs/s1/_figures/*.png, *.svg
-  python -c "import pyarrow.parquet as pq; print(pq.read_table('runs/s1'))"
+  python -c "import lshsim.sweep as s; print(s.read_table('runs/s1'))"  # the rows
 """
 
 
@@ -199,6 +200,10 @@ class _Progress:
 def run_sweep(args: argparse.Namespace) -> int:
     """Run the sweep (or ``--plot``) and print a summary line or one JSON object.
 
+    Every check (the flags, the spec and each cell, the folder and its parts) comes before
+    :func:`lshsim.cli.work.start_work`; the work (the progress bar, the folder, the figures)
+    after it.
+
     Args:
         args: the parsed ``sweep`` arguments.
 
@@ -207,36 +212,35 @@ def run_sweep(args: argparse.Namespace) -> int:
     """
     _check_combination(args)
     if args.plot is not None:
-        from lshsim.sweep.plot import plot_sweep
-
-        written = plot_sweep(args.plot, args.figures)
-        if args.json:
-            print(json.dumps({"figures": [str(p) for p in written]}))
-        else:
-            print(f"wrote {len(written)} files: " + ", ".join(str(p) for p in written))
-        return 0
-    from lshsim.sweep import load_spec
+        return _plot(args)
+    from lshsim.sweep import enumerate_cells, load_spec
+    from lshsim.sweep.execute import check_run
     from lshsim.sweep.execute import run_sweep as execute
+    from lshsim.sweep.spec import in_spec_file
 
     spec = load_spec(args.spec, seed=args.seed)
+    try:
+        cells = enumerate_cells(spec)
+    except ValueError as exc:
+        raise ValueError(in_spec_file(args.spec, str(exc))) from None
     workers = _default_workers() if args.workers is None else args.workers
     if args.workers is not None and args.workers > 4 * _default_workers():
         raise ValueError(
             f"--workers: {args.workers} processes on {_default_workers()} usable cores; give at "
             f"most {4 * _default_workers()} (or --scheduler for a larger cluster)"
         )
+    options = {
+        "workers": workers,
+        "scheduler": args.scheduler,
+        "resume": args.resume,
+        "batch": BATCH if args.part_rows is None else args.part_rows,
+        "timeout": TIMEOUT if args.timeout is None else args.timeout,
+    }
+    check_run(spec, args.out, **options)
+    start_work()
     progress = _Progress(show=not args.json)
     try:
-        summary = execute(
-            spec,
-            args.out,
-            workers=workers,
-            scheduler=args.scheduler,
-            resume=args.resume,
-            batch=BATCH if args.part_rows is None else args.part_rows,
-            timeout=TIMEOUT if args.timeout is None else args.timeout,
-            progress=progress,
-        )
+        summary = execute(spec, args.out, progress=progress, cells=cells, **options)
     finally:
         progress.close()
     if args.json:
@@ -246,4 +250,18 @@ def run_sweep(args: argparse.Namespace) -> int:
             f"{summary.cells} cells ({summary.skipped} already done, {summary.ran} run) in "
             f"{summary.seconds:.1f} s; {summary.parts} parts in {summary.out}"
         )
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    """``--plot``: check the sweep and the figures' folder, then draw; print what was written."""
+    from lshsim.sweep.plot import draw_plot, prepare_plot
+
+    target, groups = prepare_plot(args.plot, args.figures)
+    start_work()
+    written = draw_plot(target, groups)
+    if args.json:
+        print(json.dumps({"figures": [str(p) for p in written]}))
+    else:
+        print(f"wrote {len(written)} files: " + ", ".join(str(p) for p in written))
     return 0

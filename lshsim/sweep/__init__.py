@@ -8,6 +8,8 @@ One module per idea, in the order a sweep uses them:
   (from the sweep's seed and the cell's coordinates, never its position);
 * :mod:`~lshsim.sweep.runner`: one cell through the library (an estimate, the exact value);
 * :mod:`~lshsim.sweep.store`: the Parquet dataset, written in atomic parts, and resume;
+  :func:`read_table` reads a sweep's folder back (its rows only; a file the sweep did not
+  write is an error naming it);
 * :mod:`~lshsim.sweep.execute`: in process or on Dask (a LocalCluster or a scheduler);
 * :mod:`~lshsim.sweep.plot`: the standard figures from the stored rows.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 from lshsim.sweep.cells import Cell, cell_key, cell_seed, enumerate_cells
 from lshsim.sweep.runner import run_cell
 from lshsim.sweep.spec import Spec, load_spec, parse_spec
+from lshsim.sweep.store import read_table
 
 
 def run_grid(seed: int, grids: list[dict]) -> list[dict]:
@@ -49,6 +52,7 @@ __all__ = [
     "enumerate_cells",
     "load_spec",
     "parse_spec",
+    "read_table",
     "run_cell",
     "run_grid",
 ]

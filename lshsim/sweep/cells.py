@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+from collections.abc import Iterator
 
 from lshsim.estimate import estimate_collision
 from lshsim.estimation.inputs import resolve_mode
@@ -19,6 +20,7 @@ __all__ = [
     "MAX_CELLS",
     "Cell",
     "cell_key",
+    "cell_keys",
     "cell_seed",
     "enumerate_cells",
     "grid_size",
@@ -61,6 +63,38 @@ def resolved_mode(command: str, options: dict) -> dict:
     return {**options, "mode": mode}
 
 
+def _keyed_options(spec: Spec) -> Iterator[tuple[int, str, dict, str]]:
+    """``(grid index, command, options, key)`` of each cell, grid after grid, repeats included."""
+    total = sum(grid_size(g) for g in spec.grids)
+    if total > MAX_CELLS:
+        raise ValueError(f"SPEC: the grids hold {total} cells; at most {MAX_CELLS}")
+    for i, grid in enumerate(spec.grids):
+        command = grid["command"]
+        opts = commands()[command].options
+        names = [k for k in grid if k != "command"]
+        fixed = {k: o.default for k, o in opts.items() if k not in grid and o.default is not None}
+        for values in itertools.product(*(grid[k] for k in names)):
+            given = {**fixed, **dict(zip(names, values, strict=True))}
+            options = {k: given[k] for k in opts if k in given}  # the parser's order
+            options = resolved_mode(command, options)
+            yield i, command, options, cell_key(command, options)
+
+
+def cell_keys(spec: Spec) -> set[str]:
+    """The keys of every cell of ``spec`` (:func:`enumerate_cells`' keys, without seeds or checks).
+
+    Args:
+        spec: the checked spec.
+
+    Returns:
+        The set of keys.
+
+    Raises:
+        ValueError: more than :data:`MAX_CELLS` cells.
+    """
+    return {key for *_, key in _keyed_options(spec)}
+
+
 def enumerate_cells(spec: Spec, check: bool = True) -> list[Cell]:
     """Every cell of ``spec``, grid after grid, each grid in row-major order of its axes.
 
@@ -78,26 +112,14 @@ def enumerate_cells(spec: Spec, check: bool = True) -> list[Cell]:
         ValueError: more than :data:`MAX_CELLS` cells, or a cell the library refuses (the
             message names the grid and the cell).
     """
-    total = sum(grid_size(g) for g in spec.grids)
-    if total > MAX_CELLS:
-        raise ValueError(f"SPEC: the grids hold {total} cells; at most {MAX_CELLS}")
     cells: dict[str, Cell] = {}
-    for i, grid in enumerate(spec.grids):
-        command = grid["command"]
-        opts = commands()[command].options
-        names = [k for k in grid if k != "command"]
-        fixed = {k: o.default for k, o in opts.items() if k not in grid and o.default is not None}
-        for values in itertools.product(*(grid[k] for k in names)):
-            given = {**fixed, **dict(zip(names, values, strict=True))}
-            options = {k: given[k] for k in opts if k in given}  # the parser's order
-            options = resolved_mode(command, options)
-            key = cell_key(command, options)
-            if key not in cells:
-                cell = Cell(command, options, key, cell_seed(spec.seed, key), i)
-                if check:
-                    try:
-                        check_cell(cell)
-                    except ValueError as exc:
-                        raise ValueError(f"{cell.describe()}: {exc}") from None
-                cells[key] = cell
+    for i, command, options, key in _keyed_options(spec):
+        if key not in cells:
+            cell = Cell(command, options, key, cell_seed(spec.seed, key), i)
+            if check:
+                try:
+                    check_cell(cell)
+                except ValueError as exc:
+                    raise ValueError(f"{cell.describe()}: {exc}") from None
+            cells[key] = cell
     return list(cells.values())

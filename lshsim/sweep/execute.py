@@ -27,7 +27,7 @@ from lshsim._validate import check_float, check_int
 from lshsim.sweep.cells import Cell, enumerate_cells
 from lshsim.sweep.runner import run_cell, run_cells
 from lshsim.sweep.spec import Spec
-from lshsim.sweep.store import META, Store, open_store
+from lshsim.sweep.store import META, Store, check_store, open_store
 
 #: A Dask address: ``PROTOCOL://HOST:PORT`` or ``HOST:PORT`` (HOST a name, IPv4 or [IPv6]).
 _ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$")
@@ -94,6 +94,48 @@ class Summary:
         return asdict(self)
 
 
+def check_run(
+    spec: Spec,
+    out: str | Path,
+    *,
+    workers: int = 0,
+    scheduler: str | None = None,
+    resume: bool = False,
+    batch: int = BATCH,
+    timeout: float = TIMEOUT,
+) -> None:
+    """Every check of :func:`run_sweep` but the cells', reading only: nothing is created.
+
+    A command calls it (and :func:`lshsim.sweep.cells.enumerate_cells`) before its work starts,
+    so bad options, a foreign file in ``out`` or a damaged part end it before anything is
+    written (:func:`lshsim.sweep.store.check_store`).
+
+    Args:
+        spec: the checked spec.
+        out: the store's folder.
+        workers: as :func:`run_sweep`.
+        scheduler: as :func:`run_sweep`.
+        resume: as :func:`run_sweep`.
+        batch: as :func:`run_sweep`.
+        timeout: as :func:`run_sweep`.
+
+    Raises:
+        ValueError: one line naming the option, folder or file.
+    """
+    _check_options(workers, scheduler, batch, timeout)
+    check_store(out, spec, resume=resume)
+
+
+def _check_options(workers, scheduler, batch, timeout) -> tuple[int, int, float]:
+    """``(workers, batch, timeout)`` checked, and the scheduler's address."""
+    workers = check_int("--workers", workers, 0, 4096)
+    batch = check_int("--part-rows", batch, 1)
+    timeout = check_float("--timeout", timeout, 0.0, 86400.0, lo_open=True)
+    if scheduler is not None:
+        check_address(scheduler)
+    return workers, batch, timeout
+
+
 def run_sweep(
     spec: Spec,
     out: str | Path,
@@ -104,34 +146,33 @@ def run_sweep(
     batch: int = BATCH,
     timeout: float = TIMEOUT,
     progress: Callable[[int, int], None] | None = None,
+    cells: list[Cell] | None = None,
 ) -> Summary:
     """Run every unfinished cell of ``spec`` and store the rows in ``out``.
 
     Args:
         spec: the checked spec (:func:`lshsim.sweep.spec.load_spec`).
-        out: the store's folder: new or empty, or the same spec's with ``resume``.
+        out: the store's folder: new or empty, or the same spec's sweep with ``resume``.
         workers: 0 runs the cells in this process; N >= 1 starts a LocalCluster of N
             single-threaded processes. Ignored with ``scheduler``.
         scheduler: the address of an existing Dask scheduler (``tcp://HOST:PORT``).
-        resume: skip the cells already stored in ``out``.
+        resume: continue the sweep in ``out``, skipping the cells already stored.
         batch: most rows per part file, >= 1.
         timeout: seconds to reach ``scheduler`` and see one of its workers.
         progress: called as ``progress(done, total)`` (in cells) as rows arrive.
+        cells: ``enumerate_cells(spec)``, where the caller has them already (default: they
+            are enumerated and checked here).
 
     Returns:
         The :class:`Summary`.
 
     Raises:
         ValueError: one line naming the problem: a bad cell, folder or spec mismatch (see
-            :func:`lshsim.sweep.store.open_store`), an unreachable scheduler.
+            :func:`lshsim.sweep.store.check_store`), an unreachable scheduler.
     """
-    workers = check_int("--workers", workers, 0, 4096)
-    batch = check_int("--part-rows", batch, 1)
-    timeout = check_float("--timeout", timeout, 0.0, 86400.0, lo_open=True)
-    if scheduler is not None:
-        check_address(scheduler)
+    workers, batch, timeout = _check_options(workers, scheduler, batch, timeout)
     start = time.perf_counter()
-    cells = enumerate_cells(spec)
+    cells = enumerate_cells(spec) if cells is None else cells
     store = open_store(out, spec, resume=resume)  # owns the folder until unlock()
     try:
         finished = store.finished()

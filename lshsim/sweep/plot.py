@@ -16,6 +16,7 @@ from typing import Any
 
 from lshsim.hashing import FAMILIES
 from lshsim.sweep.runner import RESULT_COLUMNS, VERSION_COLUMNS
+from lshsim.sweep.store import FIGURES
 
 #: Columns that place a value in a figure: panel, x, colour.
 AXES = ("family", "buckets", "cosine", "overlap")
@@ -23,8 +24,6 @@ AXES = ("family", "buckets", "cosine", "overlap")
 PRECISION = ("samples", "mode", "cosines")
 #: Columns that are not options.
 NOT_OPTIONS = ("command", "cell", "seed", *RESULT_COLUMNS, *VERSION_COLUMNS.values())
-#: Default folder of the figures, inside the sweep's (ignored by Parquet readers).
-FIGURES = "_figures"
 
 
 def collision_figures(rows: Sequence[dict[str, Any]]) -> list[tuple[dict, dict]]:
@@ -82,6 +81,73 @@ def _panels(rows: list[dict]) -> dict:
     return {"overlaps": sorted(sims), "panels": panels, "color_label": label}
 
 
+def prepare_plot(
+    path: str | Path, figures: str | Path | None = None
+) -> tuple[Path, list[tuple[dict, dict]]]:
+    """Every check of :func:`plot_sweep`, and the figures' data; nothing is written.
+
+    Args:
+        path: a sweep's folder.
+        figures: where the figures go (default ``path/_figures``); not elsewhere inside the
+            sweep's folder, which holds only what the sweep writes.
+
+    Returns:
+        ``(folder, groups)``: where to write, and :func:`collision_figures` of the rows.
+
+    Raises:
+        ValueError: one line naming the file or option: ``path`` holds no sweep, a file the
+            sweep did not write or a bad part (:func:`lshsim.sweep.store.read_table`), no
+            finished row to draw, or ``figures`` is not a writable folder.
+    """
+    from lshsim._io import check_output_dir
+    from lshsim.sweep.store import read_table
+
+    rows = read_table(path).to_pylist()
+    target = check_output_dir(Path(path) / FIGURES if figures is None else figures, "--figures")
+    inside = _inside(target, Path(path))
+    if inside is not None and inside.parts[:1] != (FIGURES,):
+        raise ValueError(
+            f"--figures: {target} is inside the sweep's folder {path}, which holds only what "
+            f"the sweep writes; give {Path(path) / FIGURES} (the default) or another folder"
+        )
+    groups = collision_figures(rows)
+    if not groups:
+        raise ValueError(f"--plot: {path} has no finished row with a family and buckets yet")
+    return target, groups
+
+
+def _inside(path: Path, folder: Path) -> Path | None:
+    """``path`` relative to ``folder`` where it lies inside (or is) it, else None."""
+    try:
+        return path.resolve().relative_to(folder.resolve())
+    except (ValueError, OSError, RuntimeError):  # not inside; a symlink loop
+        return None
+
+
+def draw_plot(target: Path, groups: list[tuple[dict, dict]]) -> list[Path]:
+    """Draw the figures of :func:`prepare_plot` (PNG and SVG) into ``target``.
+
+    Args:
+        target: the folder (created if missing).
+        groups: :func:`collision_figures` of the rows.
+
+    Returns:
+        The written files: ``collision_vs_n.png``/``.svg``, or ``collision_vs_n-<i>.*`` per
+        group when the rows fall in several.
+    """
+    from lshsim.plots import plot_collision_vs_n, save_figure
+
+    written = []
+    for i, (group, data) in enumerate(groups):
+        data = dict(data)
+        fig = plot_collision_vs_n(data, color_label=data.pop("color_label"))
+        if group:
+            fig.suptitle(", ".join(f"{k}={v}" for k, v in group.items()), fontsize="medium")
+        stem = "collision_vs_n" if len(groups) == 1 else f"collision_vs_n-{i + 1}"
+        written += save_figure(fig, target / stem)
+    return written
+
+
 def plot_sweep(path: str | Path, figures: str | Path | None = None) -> list[Path]:
     """Draw the standard figures of the sweep in ``path`` (PNG and SVG).
 
@@ -94,22 +160,6 @@ def plot_sweep(path: str | Path, figures: str | Path | None = None) -> list[Path
         group when the rows fall in several.
 
     Raises:
-        ValueError: ``path`` holds no sweep, or no finished row to draw.
+        ValueError: as :func:`prepare_plot`.
     """
-    from lshsim._io import check_output_dir
-    from lshsim.plots import plot_collision_vs_n, save_figure
-    from lshsim.sweep.store import read_table
-
-    rows = read_table(path).to_pylist()
-    target = check_output_dir(Path(path) / FIGURES if figures is None else figures, "--figures")
-    groups = collision_figures(rows)
-    if not groups:
-        raise ValueError(f"--plot: {path} has no finished row with a family and buckets yet")
-    written = []
-    for i, (group, data) in enumerate(groups):
-        fig = plot_collision_vs_n(data, color_label=data.pop("color_label"))
-        if group:
-            fig.suptitle(", ".join(f"{k}={v}" for k, v in group.items()), fontsize="medium")
-        stem = "collision_vs_n" if len(groups) == 1 else f"collision_vs_n-{i + 1}"
-        written += save_figure(fig, target / stem)
-    return written
+    return draw_plot(*prepare_plot(path, figures))

@@ -14,9 +14,12 @@ metadata :data:`OWNER_KEY`): ``--resume`` and ``--plot`` refuse a part of anothe
 of the same grid) and a cell stored twice. A folder removed while the sweep runs ends it with
 an error, never with exit 0 and a re-created folder of orphan parts.
 
-Names starting with ``_`` or ``.`` are skipped by Parquet readers, so
-``pyarrow.parquet.read_table(DIR)`` (or ``pandas.read_parquet(DIR)``) reads the rows alone;
-figures go under ``_figures/``.
+The folder holds nothing else: :func:`read_table` (``lshsim.sweep.read_table``, what ``--plot``
+reads), ``--resume`` and ``--plot`` refuse a file the sweep did not write (``notes.txt``, a
+stray ``x.parquet``) in one line naming it, as they refuse another sweep's part. Names starting
+with ``_`` or ``.`` are skipped by Parquet readers, so ``pyarrow.parquet.read_table(DIR)``
+reads the rows alone too, but it reads a foreign part as if it were the sweep's; figures go
+under ``_figures/``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from lshsim._io import check_output_dir, write_atomic
+from lshsim.sweep.cells import cell_keys
 from lshsim.sweep.runner import RESULT_COLUMNS, VERSION_COLUMNS
 from lshsim.sweep.spec import Spec, commands, spec_hash
 
@@ -46,6 +50,12 @@ FORMATS = (1, 2, 3, 4)
 OWNER_KEY = b"lshsim.sweep_id"
 #: Part files: ``part-<index>.parquet``.
 PART = re.compile(r"part-(\d+)\.parquet")
+#: The temporary file of a part or of :data:`META` being written
+#: (:func:`lshsim._io.write_atomic`); a killed sweep may leave one, :meth:`Store.begin` removes
+#: a part's.
+TEMPORARY = re.compile(r"\.(part-\d+\.parquet|_sweep\.json)\.[0-9a-f]+\.tmp")
+#: The default folder of ``--plot``'s figures, inside the sweep's (skipped by Parquet readers).
+FIGURES = "_figures"
 #: Arrow types of the option kinds.
 KIND_TYPES = {"int": "int64", "float": "float64", "str": "string"}
 
@@ -83,6 +93,40 @@ def _schema(cols: dict[str, str]):
     return pa.schema([(name, pa.type_for_alias(t)) for name, t in cols.items()])
 
 
+def _foreign_column(found, schema) -> str | None:
+    """What makes a part's Arrow schema ``found`` not a sweep's (``schema``), or None.
+
+    A part may lack a column (a sweep of an older format has fewer), never have another one,
+    one of another type, or lack the cell key.
+    """
+    for field in found:
+        i = schema.get_field_index(field.name)
+        if i < 0:
+            return f"column {one_line(field.name)} is not a column of the sweep's rows"
+        if not field.type.equals(schema.field(i).type):
+            return (
+                f"column {one_line(field.name)} has type {field.type}, not {schema.field(i).type}"
+            )
+    if "cell" not in found.names:
+        return "it has no column cell"
+    return None
+
+
+def one_line(text: str, limit: int = 80) -> str:
+    """``text`` as it may stand in a one-line message: escaped if unprintable, cut if long.
+
+    Args:
+        text: a name or value read from a file.
+        limit: the most characters kept.
+
+    Returns:
+        ``text``, or its ``ascii()`` form without quotes where it holds a newline or another
+        unprintable character; ``...`` where it was cut.
+    """
+    text = text if text.isprintable() else ascii(text)[1:-1]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class Store:
     """The Parquet store of one sweep (open it with :func:`open_store`).
 
@@ -91,14 +135,23 @@ class Store:
         spec: the sweep's spec.
     """
 
-    def __init__(self, path: Path, spec: Spec, sweep_id: str | None = None):
+    def __init__(self, path: Path, spec: Spec, sweep_id: str | None = None, version: int = FORMAT):
         self.path = path
         self.spec = spec
         self.schema = _schema(columns(spec))
         #: The id of the sweep in the folder (None: a format-1 sweep, whose parts have none).
         self.sweep_id = sweep_id
+        #: The format of the sweep's :data:`META` (before 3, cells' keys named another mode).
+        self.version = version
+        self._keys: set[str] | None = None
         self._lock: int | None = None
         self._created = False
+
+    def keys(self) -> set[str] | None:
+        """The keys of the spec's cells (None for a sweep of a format before 3)."""
+        if self._keys is None and self.version >= 3:
+            self._keys = cell_keys(self.spec)
+        return self._keys
 
     def lock(self) -> None:
         """Own the folder (created if missing): an exclusive ``flock`` on :data:`LOCK`.
@@ -121,12 +174,9 @@ class Store:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 200).decode("utf-8", "replace").strip() or "another process"
+            holder = _holder_of(fd)
             os.close(fd)
-            raise ValueError(
-                f"--out: {self.path} is in use by a running sweep ({holder}); wait for it to "
-                "end (then --resume continues it) or give another folder"
-            ) from None
+            raise ValueError(_in_use(self.path, holder)) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
         self._lock = fd
@@ -168,26 +218,38 @@ class Store:
 
     def _read_part(self, part: Path, columns: list[str] | None = None):
         """One part's table, checked to be this sweep's; a damaged part is named."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
+        if not part.is_file():  # a folder; a FIFO, which a read would wait on forever
+            raise ValueError(f"{part}: not a regular file, so not a part; move it away")
         try:
-            meta = pq.read_metadata(part).metadata or {}
-            table = pq.read_table(part, columns=columns, schema=None if columns else self.schema)
-        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            meta = pq.read_metadata(part)
+            bad = _foreign_column(meta.schema.to_arrow_schema(), self.schema)
+            table = pq.read_table(
+                part,
+                columns=columns,
+                schema=None if columns else self.schema,
+                page_checksum_verification=True,  # where the part has checksums
+            )
+            table.validate(full=True)  # e.g. text that is not UTF-8
+        except (OSError, ValueError, pa.ArrowException) as exc:
             why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ValueError(
-                f"{part}: not a readable Parquet part ({why}); move it away and --resume "
-                "recomputes its cells"
+                f"{part}: not a readable Parquet part ({one_line(why)}); move it away and "
+                "--resume recomputes its cells"
             ) from None
-        owner = meta.get(OWNER_KEY)
+        owner = (meta.metadata or {}).get(OWNER_KEY)
         if owner is not None:
-            owner = owner.decode()
+            owner = owner.decode(errors="replace")
         if owner != self.sweep_id:
-            whose = "no sweep id" if owner is None else f"sweep {owner}"
+            whose = "no sweep id" if owner is None else f"sweep {one_line(owner)}"
             raise ValueError(
                 f"{part}: written by {whose}, not by the sweep of this folder ({self.sweep_id}); "
                 "a foreign part: move it away"
             )
+        if bad:
+            raise ValueError(f"{part}: {bad}, not this sweep's (an altered part?); move it away")
         return table
 
     def finished(self) -> set[str]:
@@ -197,12 +259,19 @@ class Store:
             ValueError: a part is unreadable or another sweep's, or a cell appears twice.
         """
         keys: set[str] = set()
+        spec_keys = self.keys()
         for part in self.parts():
             for key in self._read_part(part, ["cell"]).column("cell").to_pylist():
                 if key in keys:
                     raise ValueError(
-                        f"{part}: cell {key} is already in another part; not a clean sweep "
-                        "(a copied part? move it away)"
+                        f"{part}: cell {one_line(str(key))} is already in another part; not a "
+                        "clean sweep (a copied part? move it away)"
+                    )
+                if spec_keys is not None and key not in spec_keys:
+                    raise ValueError(
+                        f"{part}: cell {one_line(str(key))} is not a cell of the sweep's spec "
+                        "(a damaged or altered part); move it away and --resume recomputes "
+                        "its cells"
                     )
                 keys.add(key)
         return keys
@@ -233,80 +302,219 @@ class Store:
             schema = schema.with_metadata({OWNER_KEY: self.sweep_id.encode()})
         table = pa.Table.from_pylist(rows, schema=schema)
         sink = pa.BufferOutputStream()
-        pq.write_table(table, sink)
+        pq.write_table(table, sink, write_page_checksum=True)  # a damaged page is named
         path = self.path / f"part-{index:05d}.parquet"
         write_atomic(path, sink.getvalue().to_pybytes())
         return path
 
 
-def open_store(path: str | Path, spec: Spec, *, resume: bool) -> Store:
-    """Check the output folder for a new sweep, or for resuming one; write nothing yet.
+def check_store(path: str | Path, spec: Spec, *, resume: bool, parts: bool = True) -> Path:
+    """Check the output folder for a new sweep, or for resuming one; read only.
+
+    Nothing is created, locked or written, so a command can make every check before its work
+    starts (:func:`lshsim.cli.work.start_work`).
 
     Args:
         path: the output folder (``--out``).
         spec: the checked spec.
-        resume: continue the sweep already in ``path`` (a missing or empty folder starts one).
+        resume: continue the sweep already in ``path``.
+        parts: with ``resume``, also read every part's cells (:meth:`Store.finished`).
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        ValueError: ``path`` is not a writable folder, or a running sweep owns it; without
+            ``resume``, it is not empty; with ``resume``, it holds no sweep (missing or empty
+            included), the sweep of another spec or of an older format, a file the sweep did
+            not write, or a part that is unreadable, another sweep's or a copy.
+    """
+    path = check_output_dir(path, "--out")
+    if path.is_dir():
+        _check_not_running(path)
+    _check_contents(path, spec, resume, parts)
+    return path
+
+
+def _check_contents(path: Path, spec: Spec, resume: bool, parts: bool) -> None:
+    """The checks of :func:`check_store` on what the folder holds."""
+    if not resume:
+        if path.is_dir() and any(p.name != LOCK for p in _entries(path)):
+            raise ValueError(
+                f"--out: {path} is not empty; add --resume to continue the sweep in it, or "
+                "give a new folder"
+            )
+        return
+    meta = _read_meta(path, "--resume: ")
+    sha, old = spec.sha256(), meta["spec_sha256"]
+    if old != sha:
+        raise ValueError(
+            f"--resume: SPEC (sha256 {sha[:12]}) differs from the sweep in {path} "
+            f"(sha256 {old[:12]}); give a new --out"
+        )
+    if meta["format"] < 3:
+        raise ValueError(
+            f"--resume: the sweep in {path} was written before simulate's --mode "
+            "default became auto (its cells' keys name the old default); give a new --out"
+        )
+    if meta["format"] < 4:
+        raise ValueError(
+            f"--resume: the sweep in {path} was written before rows carried pairs and "
+            "effective_trials (its parts have other columns); give a new --out"
+        )
+    check_own_files(path)
+    if parts:
+        Store(path, spec, meta.get("sweep_id")).finished()
+
+
+def open_store(path: str | Path, spec: Spec, *, resume: bool) -> Store:
+    """Check the output folder for a new sweep, or for resuming one, and own it.
+
+    The checks of :func:`check_store` (but a part's, which :meth:`Store.finished` makes), once
+    before the folder is created and locked and, but for the lock's, once more after.
+
+    Args:
+        path: the output folder (``--out``).
+        spec: the checked spec.
+        resume: continue the sweep already in ``path``.
 
     Returns:
         The store, locked (:meth:`Store.begin` writes :data:`META` when the first work
         starts; :meth:`Store.unlock` releases the folder).
 
     Raises:
-        ValueError: ``path`` is not a writable folder, or a running sweep owns it; without
-            ``resume``, it is not empty; with ``resume``, it holds no sweep, or the sweep of
-            another spec.
+        ValueError: as :func:`check_store`.
     """
-    path = check_output_dir(path, "--out")
+    path = check_store(path, spec, resume=resume, parts=False)  # refused: nothing created
     store = Store(path, spec)
     try:
         store.lock()
-        if any(p.name != LOCK for p in path.iterdir()):
-            if not resume:
-                raise ValueError(
-                    f"--out: {path} is not empty; add --resume to continue the sweep in it, or "
-                    "give a new folder"
-                )
-            meta = _read_meta(path)
-            sha, old = spec.sha256(), meta["spec_sha256"]
-            if old != sha:
-                raise ValueError(
-                    f"--resume: SPEC (sha256 {sha[:12]}) differs from the sweep in {path} "
-                    f"(sha256 {old[:12]}); give a new --out"
-                )
-            if meta["format"] < 3:
-                raise ValueError(
-                    f"--resume: the sweep in {path} was written before simulate's --mode "
-                    "default became auto (its cells' keys name the old default); give a new --out"
-                )
-            if meta["format"] < 4:
-                raise ValueError(
-                    f"--resume: the sweep in {path} was written before rows carried pairs and "
-                    "effective_trials (its parts have other columns); give a new --out"
-                )
-            store.sweep_id = meta.get("sweep_id")
+        _check_contents(path, spec, resume, parts=False)  # again, now that it is ours
+        if resume:
+            store.sweep_id = _read_meta(path).get("sweep_id")
     except BaseException:
         store.unlock()
         raise
     return store
 
 
-def _read_meta(path: Path) -> dict:
-    """The checked :data:`META` of a sweep's folder."""
+def _holder_of(fd: int) -> str:
+    """What the process holding a lock wrote into it (its pid and host)."""
+    text = os.read(fd, 200).decode("utf-8", "replace").strip()
+    return one_line(text) if text else "another process"
+
+
+def _in_use(path: Path, holder: str) -> str:
+    """The error of a folder that a running sweep holds."""
+    return (
+        f"--out: {path} is in use by a running sweep ({holder}); wait for it to end (then "
+        "--resume continues it) or give another folder"
+    )
+
+
+def _check_not_running(path: Path) -> None:
+    """Refuse a folder whose :data:`LOCK` a running sweep holds; lock and write nothing."""
+    import fcntl
+
+    if not (path / LOCK).is_file():
+        return
     try:
-        meta = json.loads((path / META).read_text())
-        ok = meta["format"] in FORMATS and spec_hash(meta["spec"]) == meta["spec_sha256"]
+        fd = os.open(path / LOCK, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return  # unreadable: Store.lock names the folder
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # released at once, below
+    except BlockingIOError:
+        raise ValueError(_in_use(path, _holder_of(fd))) from None
+    except OSError:
+        return
+    finally:
+        os.close(fd)  # drops the shared lock
+
+
+def _entries(path: Path) -> list[Path]:
+    """The entries of a folder, or a one-line error."""
+    try:
+        return list(path.iterdir())
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot list the folder ({exc.strerror or exc})") from None
+
+
+def foreign_files(path: str | Path) -> list[Path]:
+    """The entries of a sweep's folder that the sweep did not write, by name.
+
+    A sweep writes :data:`META`, :data:`LOCK`, ``part-NNNNN.parquet`` files, the temporary
+    files of :func:`lshsim._io.write_atomic` (:data:`TEMPORARY`, left by a killed sweep) and
+    ``--plot``'s :data:`FIGURES` folder; everything else is foreign.
+
+    Args:
+        path: a sweep's folder.
+
+    Returns:
+        The foreign entries, sorted.
+
+    Raises:
+        ValueError: the folder cannot be listed.
+    """
+    own = {META, LOCK}
+    return sorted(
+        p
+        for p in _entries(Path(path))
+        if not (
+            p.name in own
+            or PART.fullmatch(p.name)
+            or TEMPORARY.fullmatch(p.name)
+            or (p.name == FIGURES and p.is_dir())
+        )
+    )
+
+
+def check_own_files(path: str | Path) -> None:
+    """Refuse a file in a sweep's folder that the sweep did not write (:func:`foreign_files`).
+
+    Args:
+        path: a sweep's folder.
+
+    Raises:
+        ValueError: one line naming the first foreign file (and how many more there are).
+    """
+    foreign = foreign_files(path)
+    if foreign:
+        first = one_line(str(foreign[0]), limit=1000)
+        more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+        raise ValueError(
+            f"{first}: not a file of the sweep in {path}{more}; a sweep's folder holds only "
+            f"{META}, {LOCK}, part-NNNNN.parquet files and {FIGURES}/: move it away"
+        )
+
+
+def _read_meta(path: Path, prefix: str = "") -> dict:
+    """The checked :data:`META` of a sweep's folder (``prefix`` starts the missing one's error)."""
+    file = path / META
+    if not file.exists():
+        hint = "; drop --resume to start a sweep (in an empty folder)" if prefix else ""
+        raise ValueError(f"{prefix}{path} holds no sweep ({META} is missing){hint}")
+    try:
+        if not file.is_file():  # a folder; a FIFO, which a read would wait on forever
+            raise ValueError
+        meta = json.loads(file.read_text(encoding="utf-8"))
+        ok = type(meta["format"]) is int and meta["format"] in FORMATS
+        ok = ok and isinstance(meta["spec_sha256"], str)
+        ok = ok and spec_hash(meta["spec"]) == meta["spec_sha256"]
         ok = ok and (meta["format"] == 1 or isinstance(meta["sweep_id"], str))
-    except FileNotFoundError:
-        raise ValueError(f"{path} holds no sweep ({META} is missing)") from None
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         ok = False
     if not ok:
-        raise ValueError(f"{path}/{META} is not a sweep's spec file (unreadable or altered)")
+        raise ValueError(f"{file} is not a sweep's spec file (unreadable or altered)")
     return meta
 
 
 def read_table(path: str | Path):
-    """Every row of the sweep in ``path``, as one ``pyarrow.Table``.
+    """The rows of the sweep in ``path``, as one ``pyarrow.Table``: its rows and only its rows.
+
+    Every part is checked to be this sweep's (its owner id, one row per cell), and the
+    folder to hold nothing the sweep did not write, so a stray or copied file is an error,
+    never rows mixed into the sweep's.
 
     Args:
         path: a sweep's folder.
@@ -316,8 +524,9 @@ def read_table(path: str | Path):
         when none is finished).
 
     Raises:
-        ValueError: ``path`` holds no sweep, or a part that is unreadable, another sweep's or
-            a copy (a cell stored twice).
+        ValueError: one line naming the file: ``path`` holds no sweep or an altered
+            :data:`META`, a file the sweep did not write, or a part that is unreadable,
+            another sweep's or a copy (a cell stored twice).
     """
     import pyarrow as pa
 
@@ -327,6 +536,10 @@ def read_table(path: str | Path):
     if not path.is_dir():
         raise ValueError(f"{path} is not a folder")
     meta = _read_meta(path)
-    store = Store(path, parse_spec(meta["spec"]), meta.get("sweep_id"))
+    try:
+        store = Store(path, parse_spec(meta["spec"]), meta.get("sweep_id"), meta["format"])
+    except ValueError as exc:
+        raise ValueError(f"{path / META}: its spec is not a valid spec ({exc})") from None
+    check_own_files(path)
     tables = [t.replace_schema_metadata(None) for t in store.tables()]
     return pa.concat_tables(tables) if tables else store.schema.empty_table()
