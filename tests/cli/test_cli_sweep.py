@@ -191,3 +191,76 @@ def test_missing_dask_names_the_extra(tmp_path, capsys, monkeypatch):
     )
     assert main([*argv[:-2], "--workers", "2"]) == 2
     assert 'pip install "lshsim[sweep]"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "x.parquet", "sub"])
+def test_plot_and_resume_name_a_foreign_file_before_any_work(swept, capsys, name):
+    """A file the sweep did not write is one line naming it (exit 2), and nothing is written:
+    no figures, no part, no new lock."""
+    tmp, _ = swept
+    foreign = tmp / "s" / name
+    foreign.mkdir() if name == "sub" else foreign.write_text("not the sweep's")
+    before = sorted(p.name for p in (tmp / "s").iterdir())
+    try:
+        resume = ["sweep", str(tmp / "spec.toml"), "--out", str(tmp / "s"), "--resume"]
+        plot = ["sweep", "--plot", str(tmp / "s"), "--figures", str(tmp / "figs")]
+        for argv in (plot, [*resume, "--workers", "0"]):
+            assert main(argv) == 2
+            err = capsys.readouterr().err
+            head = f"lshsim: error: {foreign}: not a file of the sweep in {tmp / 's'}; "
+            assert err.startswith(head) and err.count("\n") == 1, err
+        assert sorted(p.name for p in (tmp / "s").iterdir()) == before
+        assert not (tmp / "figs").exists()
+        from lshsim.sweep import read_table
+
+        with pytest.raises(ValueError, match=f"{name}: not a file of the sweep"):
+            read_table(tmp / "s")
+    finally:
+        foreign.rmdir() if name == "sub" else foreign.unlink()
+
+
+@pytest.mark.parametrize("folder", ["empty", "missing", "not a sweep"])
+def test_resume_into_a_folder_without_a_sweep_is_refused(swept, tmp_path, capsys, folder):
+    """Once a --resume into an empty or missing folder silently started a new sweep there."""
+    tmp, _ = swept
+    out = tmp_path / "o"
+    if folder != "missing":
+        out.mkdir()
+    if folder == "not a sweep":
+        (out / "data.csv").write_text("1,2\n")
+    argv = ["sweep", str(tmp / "spec.toml"), "--out", str(out), "--resume", "--workers", "0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"lshsim: error: --resume: {out} holds no sweep (_sweep.json is missing); drop --resume "
+        "to start a sweep (in an empty folder)\n"
+    )
+    left = sorted(p.name for p in out.iterdir()) if out.exists() else None
+    assert left == {"empty": [], "missing": None, "not a sweep": ["data.csv"]}[folder]
+
+
+def test_figures_inside_the_sweep_folder_are_refused(swept, capsys):
+    """Figures elsewhere in the sweep's folder would be foreign files there: refused first."""
+    tmp, _ = swept
+    assert main(["sweep", "--plot", str(tmp / "s"), "--figures", str(tmp / "s" / "figs")]) == 2
+    err = capsys.readouterr().err
+    assert "--figures: " in err and "is inside the sweep's folder" in err and err.count("\n") == 1
+    assert not (tmp / "s" / "figs").exists()
+
+
+def test_sweep_stops_at_start_work_after_its_checks(swept, tmp_path):
+    """Inside checks_only() both forms stop at start_work(): every check made, nothing written."""
+    from lshsim.cli.work import ChecksPassed, checks_only
+
+    tmp, _ = swept
+    before = sorted(p.name for p in (tmp / "s").iterdir())
+    runs = [
+        ["sweep", str(tmp / "spec.toml"), "--out", str(tmp_path / "new"), "--workers", "0"],
+        ["sweep", str(tmp / "spec.toml"), "--out", str(tmp / "s"), "--resume", "--workers", "0"],
+        ["sweep", "--plot", str(tmp / "s"), "--figures", str(tmp_path / "figs")],
+    ]
+    for argv in runs:
+        with checks_only(), pytest.raises(ChecksPassed):
+            main(argv)
+    assert not (tmp_path / "new").exists() and not (tmp_path / "figs").exists()
+    assert sorted(p.name for p in (tmp / "s").iterdir()) == before
