@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -30,6 +29,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fuzz_budget import examples
 from tests.readers import BY_NAME, READERS, Reader
 
 #: A failing case's report may be the 100 kB of a deeply nested file: say it all the same.
@@ -351,9 +351,9 @@ def test_hostile_files_read_or_are_one_line_naming_the_file(reader, templates):
     template = templates[reader.name]
     valid = template[1].read_bytes()
 
-    examples = int(os.environ.get("LSHSIM_FUZZ_EXAMPLES", reader.examples))
+    budget = examples(reader.examples)
 
-    @settings(derandomize=True, deadline=None, max_examples=examples, database=None)
+    @settings(derandomize=True, deadline=None, max_examples=budget, database=None)
     @given(hostile(reader, valid))
     def fuzz(content: bytes) -> None:
         _read(reader, template, content)

@@ -40,6 +40,7 @@ from lshsim.t5.checkpoint import TOKENIZER_FILE, write_run
 from lshsim.t5.configs import get_config
 from lshsim.t5.data.tokenizer import train_tokenizer
 from lshsim.t5.options import TrainOptions
+from tests.fuzz_budget import examples
 from tests.t5.finetune.formats import write_glue
 
 #: Valid command lines per command, one per mode whose options the others refuse.
@@ -298,7 +299,7 @@ def _ensure_parser():
         _PARSER = build_parser()
 
 
-_EXAMPLES = int(os.environ.get("LSHSIM_FUZZ_EXAMPLES", "25"))
+_EXAMPLES = examples(25)
 
 
 @pytest.mark.parametrize("command", sorted(BASE))

@@ -30,6 +30,7 @@ from lshsim.sweep import parse_spec, read_table
 from lshsim.sweep.execute import run_sweep
 from lshsim.sweep.spec import spec_hash
 from lshsim.sweep.store import LOCK, META
+from tests.fuzz_budget import examples
 
 #: A valid spec of 4 theory cells (simhash and voronoi closed forms: milliseconds each).
 SPEC = {
@@ -203,7 +204,7 @@ def spec_dir(tmp_path):
     return tmp_path
 
 
-@settings(derandomize=True, max_examples=120, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(120), deadline=None, suppress_health_check=HEALTH)
 @given(
     fmt=st.sampled_from(["json", "toml"]),
     place=st.sampled_from(list(PLACES)),
@@ -216,7 +217,7 @@ def test_a_hostile_value_anywhere_in_a_spec(spec_dir, capsys, fmt, place, value)
     check_spec_file(path, capsys, PLACES[place])  # an error names the field replaced
 
 
-@settings(derandomize=True, max_examples=40, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(40), deadline=None, suppress_health_check=HEALTH)
 @given(
     fmt=st.sampled_from(["json", "toml"]),
     where=st.sampled_from([(), ("grids", 0)]),
@@ -236,7 +237,7 @@ def test_a_key_given_twice_in_a_spec(spec_dir, capsys, fmt, where, key, value):
         assert rc == 2
 
 
-@settings(derandomize=True, max_examples=40, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(40), deadline=None, suppress_health_check=HEALTH)
 @given(fmt=st.sampled_from(["json", "toml"]), data=st.data())
 def test_a_truncated_spec(spec_dir, capsys, fmt, data):
     raw = (json.dumps(SPEC, indent=1) if fmt == "json" else SPEC_TOML).encode()
@@ -262,7 +263,7 @@ def test_a_spec_in_another_encoding(tmp_path, capsys, fmt, encoding):
     assert rc == (0 if same else 2)
 
 
-@settings(derandomize=True, max_examples=40, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(40), deadline=None, suppress_health_check=HEALTH)
 @given(fmt=st.sampled_from(["json", "toml"]), blob=st.binary(max_size=200))
 @example(fmt="json", blob=b"\xff\xfe{\x00")
 @example(fmt="toml", blob=b"\x00")
@@ -357,7 +358,7 @@ FOREIGN = st.sampled_from(
 OWN = re.compile(r"_sweep\.json|_sweep\.lock|part-\d+\.parquet|\.part-\d+\.parquet\.[0-9a-f]+\.tmp")
 
 
-@settings(derandomize=True, max_examples=30, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(30), deadline=None, suppress_health_check=HEALTH)
 @given(name=FOREIGN, blob=st.binary(max_size=64), folder=st.booleans())
 @example(name="notes.txt", blob=b"hello", folder=False)
 @example(name="x.parquet", blob=b"PAR1", folder=False)
@@ -384,7 +385,7 @@ def test_a_part_of_another_sweep_is_named(finished, capsys):
     assert check_folder(path, spec, capsys, "part-00002.parquet") == (2, 2)
 
 
-@settings(derandomize=True, max_examples=40, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(40), deadline=None, suppress_health_check=HEALTH)
 @given(
     index=st.sampled_from([0, 1]),
     how=st.sampled_from(["truncate", "garbage", "flip", "append", "empty"]),
@@ -449,7 +450,7 @@ META_PLACES = [
 ]
 
 
-@settings(derandomize=True, max_examples=50, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(50), deadline=None, suppress_health_check=HEALTH)
 @given(place=st.sampled_from(META_PLACES), value=VALUES, rehash=st.booleans())
 @example(place=("format",), value=True, rehash=False)
 @example(place=("format",), value=4.0, rehash=False)

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lshsim.t5.finetune.tasks import TASKS, read_examples
+from tests.fuzz_budget import examples
 from tests.t5.finetune import formats
 
 HEALTH = [HealthCheck.too_slow]
@@ -134,7 +135,7 @@ def write(folder: Path, task: str, split: str, data: bytes | str) -> Path:
 # --- JSON: a hostile value anywhere, a key removed --------------------------------------------
 
 
-@settings(derandomize=True, max_examples=300, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(300), deadline=None, suppress_health_check=HEALTH)
 @given(where=st.sampled_from(PLACES), value=VALUES, split=SPLITS)
 @example(where=("squad", ("data", 0)), value=1, split="train")  # once a TypeError
 @example(where=("squad", ("data", 0, "paragraphs", 0, "qas", 0)), value=[1], split="eval")
@@ -156,7 +157,7 @@ def test_a_hostile_value_anywhere_in_a_json_file(folder, where, value, split):
 FIELDS = [(task, place) for task, place in PLACES if place and isinstance(place[-1], str)]
 
 
-@settings(derandomize=True, max_examples=60, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(60), deadline=None, suppress_health_check=HEALTH)
 @given(where=st.sampled_from(FIELDS), split=SPLITS)
 def test_a_key_removed_from_a_json_file(folder, where, split):
     task, place = where
@@ -177,7 +178,7 @@ CELLS = (
 )
 
 
-@settings(derandomize=True, max_examples=200, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(200), deadline=None, suppress_health_check=HEALTH)
 @given(task=st.sampled_from(GLUE), split=SPLITS, data=st.data())
 def test_a_hostile_cell_or_row_in_a_tsv(folder, task, split, data):
     lines = formats.GLUE_FILES[task][1].splitlines()
@@ -217,7 +218,7 @@ def valid_text(task: str) -> str:
     return json.dumps(doc, ensure_ascii=False).replace("Normandy", "Normändy")
 
 
-@settings(derandomize=True, max_examples=80, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(80), deadline=None, suppress_health_check=HEALTH)
 @given(task=st.sampled_from(ALL), split=SPLITS, data=st.data())
 def test_a_truncated_file(folder, task, split, data):
     raw = valid_text(task).encode("utf-8")
@@ -226,7 +227,7 @@ def test_a_truncated_file(folder, task, split, data):
     check(task, path, split)
 
 
-@settings(derandomize=True, max_examples=60, deadline=None, suppress_health_check=HEALTH)
+@settings(derandomize=True, max_examples=examples(60), deadline=None, suppress_health_check=HEALTH)
 @given(task=st.sampled_from(ALL), split=SPLITS, blob=st.binary(max_size=200))
 @example(task="squad", split="train", blob=b"\xff\xfe{\x00")  # once a UnicodeDecodeError
 @example(task="sst2", split="train", blob=b"sentence\tlabel\na\x00b\t1\n")
