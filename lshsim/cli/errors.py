@@ -25,6 +25,7 @@ import sys
 import traceback
 from collections.abc import Callable
 
+from lshsim.cli.formatting import one_line
 from lshsim.t5 import NonFiniteLossError
 
 __all__ = [
@@ -66,7 +67,7 @@ def _show_traceback() -> None:
 def _fail(status: int, line: str, prog: str) -> int:
     """Print ``PROG: LINE`` on stderr (after the traceback, if asked) and return ``status``."""
     _show_traceback()
-    print(f"{prog}: {line}", file=sys.stderr)
+    print(f"{prog}: {one_line(line)}", file=sys.stderr)
     return status
 
 
@@ -149,7 +150,7 @@ def guarded(call: Callable[[], int], prog: str = "lshsim") -> int:
 
 def _internal(exc: BaseException, prog: str) -> int:
     """Report a bug in one line (exit 70), naming the exception and how to see its traceback."""
-    text = " ".join(str(exc).split())[:300]
+    text = str(exc)[:300]
     return _fail(
         70,
         f"internal error: {type(exc).__name__}: {text} (a bug in lshsim: rerun with "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from lshsim import __version__
+from lshsim.cli.formatting import one_line
 
 _DESCRIPTION = """\
 lshsim: how often does a lookup function route two similar inputs to the same bucket?
@@ -26,8 +27,11 @@ class Parser(argparse.ArgumentParser):
     """ArgumentParser whose errors are one line (``lshsim: error: ...``) and exit 2."""
 
     def error(self, message):
-        """Print ``lshsim: error: MESSAGE`` on stderr and exit with status 2."""
-        self.exit(2, f"lshsim: error: {message}\n")
+        """Print ``PROG: error: MESSAGE`` on stderr (one line) and exit with status 2.
+
+        ``PROG`` is the program (``lshsim``, also for a command's parser, or the launcher's).
+        """
+        self.exit(2, f"{self.prog.split()[0]}: error: {one_line(message)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,6 +23,10 @@ FOUND = [
     # a name the system refuses: OSError (ENAMETOOLONG) was an internal error
     ("eval --run {long}", "File name too long"),
     ("train --config tiny --steps 2 --out {long}", "File name too long"),
+    # a value holding a line break of str.splitlines (\x1e, \x85, \r) split the one line
+    ("eval --run \x1e", "--run: \\x1e does not exist"),
+    ("train --config tiny --steps 2 --out {tmp}/r --tokenizer \r", "--tokenizer: \\r is not"),
+    (f"{PROBE} --corpus \x850", "--corpus: no such file \\x850"),
     # checked only in the work before
     ("check --claim nope", "--claim: unknown id(s) 'nope'"),
     ("cost --config tiny --target-length 1000000000000", "--target-length: 1000000000000"),
@@ -52,7 +56,7 @@ FOUND_LAUNCHER = [
 
 
 def _argv(line: str, tmp) -> list[str]:
-    return line.format(tmp=tmp, long=LONG).split()
+    return line.format(tmp=tmp, long=LONG).split(" ")
 
 
 @pytest.mark.parametrize(("line", "message"), FOUND)
@@ -60,7 +64,7 @@ def test_found_by_the_fuzzer(line, message, tmp_path, capsys):
     """One line naming the option, exit 2, nothing written."""
     assert main(_argv(line, tmp_path)) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and message in err, err
+    assert len(err.splitlines()) == 1 and message in err, err
     assert list(tmp_path.iterdir()) == []
 
 

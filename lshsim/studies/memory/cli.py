@@ -61,6 +61,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lshsim.cli.parser import Parser
 from lshsim.cli.vocabulary import install_aliases
 from lshsim.cli.work import start_work
 from lshsim.launch import add_launch_flags, collect, launcher_from_args
@@ -109,17 +110,9 @@ def dry_run(specs_by_study: dict[str, list[RunSpec]], doc: dict[str, Any]) -> li
     return todo
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors in one line (``memory_studies.py: error: ...``), exit status 2."""
-
-    def error(self, message):
-        """Print ``PROG: error: MESSAGE`` on stderr and exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``experiments/memory_studies.py`` (see ``--help``)."""
-    ap = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     studies = ap.add_argument_group("the studies and their runs")
     action = ap.add_argument_group("what to do (default: train the runs not yet done)")
     finetune = ap.add_argument_group("fine-tuning after pretraining")
