@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -130,6 +131,10 @@ def test_resume_refuses_another_memory_config(capsys, tmp_path):
     assert main([*base, *out, "--memory", "altup", "--resume"]) == 2
     err = capsys.readouterr().err
     assert "--steps 1: the run in" in err and "at step 1 already" in err and err.count("\n") == 1
+    # a start cut short (run.json, no checkpoint yet) is started again by the same command
+    shutil.rmtree(tmp_path / "r" / "checkpoints")
+    assert main([*base, *out, "--memory", "altup"]) == 0
+    assert json.loads(capsys.readouterr().out)["step"] == 1
 
 
 def test_router_losses_are_logged_and_trained(tmp_path, small_corpus):
