@@ -53,6 +53,10 @@ FOUND_LAUNCHER = [
     (f"{STUDIES} --corpus {{tmp}}/missing.txt", "--corpus: no such file"),
     (f"{STUDIES} --finetune-steps 5", "--finetune-steps has no effect without --finetune"),
 ]
+#: Found by hand while looking for the issue's ``max() arg is an empty sequence``.
+FOUND_LAUNCHER_RESULTS = [
+    ("--plot --results {tmp}/r.json", "--plot: {tmp}/r.json holds no runs yet"),
+]
 
 
 def _argv(line: str, tmp) -> list[str]:
@@ -86,3 +90,14 @@ def test_topk_under_auto_falls_back_to_full(capsys):
     assert main(argv.split()) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["topk"] == 2 and out["pairs"] == 50 and 0.0 <= out["overlap"] <= 1.0
+
+
+@pytest.mark.parametrize(("line", "message"), FOUND_LAUNCHER_RESULTS)
+def test_plotting_no_runs_is_said(line, message, tmp_path, capsys):
+    """``--plot`` of a results file without runs printed nothing and exited 0."""
+    from lshsim.studies.memory.document import load_doc, save_doc
+
+    save_doc(tmp_path / "r.json", load_doc(tmp_path / "r.json"))
+    assert console(_argv(line, tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and message.format(tmp=tmp_path) in err, err

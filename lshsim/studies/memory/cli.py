@@ -301,6 +301,8 @@ def run(argv: Sequence[str] | None = None) -> tuple[dict[str, Any], int]:
         )
         status = int(bool(report.failed))
     else:
+        if not doc["runs"]:  # nothing to draw: said, not an empty success
+            raise ValueError(f"--plot: {args.results} holds no runs yet; run the studies first")
         for path in write_figures(doc, args.variant, args.results.parent):
             print(f"wrote {path}")
     print(format_summary(doc, args.variant, STUDIES))
