@@ -50,12 +50,10 @@ def _check_source(args: argparse.Namespace, overlaps: int) -> None:
     tokens = 2 * args.samples * overlaps * args.length
     per_token = 16  # the ids of the pair and the k choices, at least
     if args.hf is not None:
-        folder = Path(args.hf)
-        if not folder.is_dir():
-            raise ValueError(f"--hf: {args.hf} is not a folder")
-        if not (folder / "config.json").is_file():
-            raise ValueError(f"--hf: {args.hf} has no config.json (a saved transformers model)")
-        per_token = 4 * _width(folder / "config.json")
+        from lshsim.probe.hf import read_config
+
+        config, _ = read_config(args.hf)  # the folder, its config.json and its architecture
+        per_token = 4 * _width(config)
     subject = f"{args.samples} pairs x {overlaps} overlaps x {args.length} tokens"
     check_fits("--samples", subject, float(tokens) * per_token, "the router inputs")
     if args.hf is not None:
@@ -67,18 +65,15 @@ def _check_source(args: argparse.Namespace, overlaps: int) -> None:
         raise ValueError(f"--tap: {module!r} is not an absolute module name")
 
 
-def _width(config_file: Path) -> int:
-    """``hidden_size x num_hidden_layers`` of a transformers ``config.json`` (1 where unread).
-
-    The config is read again, and checked, by :func:`lshsim.probe.hf.load_hf_model`.
-    """
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-        width = int(config.get("hidden_size", config.get("d_model", 1)))
-        layers = int(config.get("num_hidden_layers", config.get("num_layers", 1)))
-    except (ValueError, TypeError, AttributeError, OSError, UnicodeDecodeError):
-        return 1
-    return max(width, 1) * max(layers, 1)
+def _width(config: dict) -> int:
+    """``hidden_size x num_hidden_layers`` of a transformers config (1 where not a number)."""
+    width = config.get("hidden_size", config.get("d_model"))
+    layers = config.get("num_hidden_layers", config.get("num_layers"))
+    sizes = [
+        v if isinstance(v, int) and not isinstance(v, bool) and v >= 1 else 1
+        for v in (width, layers)
+    ]
+    return sizes[0] * sizes[1]
 
 
 def _tap(args: argparse.Namespace):
