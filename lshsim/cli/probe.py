@@ -9,7 +9,6 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 
 from lshsim.cli.checks import STEP_RANGES, check_ranges, check_run_dir
 from lshsim.cli.formatting import Formatter, wrap
@@ -25,6 +24,7 @@ from lshsim.cli.probe_tap import probe_tap_command
 from lshsim.cli.vocabulary import JSON_HELP, float_list, install_aliases
 from lshsim.cli.work import start_work
 from lshsim.t5.budget import check_params_fit
+from lshsim.t5.data.corpus import check_corpus_paths
 from lshsim.t5.lookups import LOOKUPS
 
 _EPILOG = """\
@@ -233,9 +233,7 @@ def _source(args):
         raise ValueError(f"lookup: --config needs --lookup {'|'.join(LOOKUPS)}")
     config = config_from_args(args)
     probe.theory_family(config)  # a model without a lookup is refused before any work
-    for path in args.corpus or ():
-        if not Path(path).exists():
-            raise ValueError(f"--corpus: no such file {path}")
+    check_corpus_paths(args.corpus)
     check_params_fit(config)
     check_probe_size(config, args)
     start_work()

@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from lshsim.cli.checks import check_figure
 from lshsim.cli.model_flags import MEMORY_FIELDS
 from lshsim.cli.work import start_work
+from lshsim.t5.data.corpus import check_corpus_paths
 
 __all__ = ["probe_tap_command"]
 
@@ -44,9 +44,7 @@ def _check_source(args: argparse.Namespace, overlaps: int) -> None:
     """
     from lshsim._memory import check_fits
 
-    for path in args.corpus or ():
-        if not Path(path).exists():
-            raise ValueError(f"--corpus: no such file {path}")
+    check_corpus_paths(args.corpus)
     tokens = 2 * args.samples * overlaps * args.length
     per_token = 16  # the ids of the pair and the k choices, at least
     if args.hf is not None:

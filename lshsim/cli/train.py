@@ -35,6 +35,7 @@ from lshsim.cli.model_flags import (
 from lshsim.cli.plan import parse_mesh
 from lshsim.cli.vocabulary import JSON_HELP, install_aliases
 from lshsim.cli.work import start_work
+from lshsim.t5.data.corpus import check_corpus_paths
 
 _TRAIN_EPILOG = (
     """\
@@ -287,9 +288,7 @@ def _check_options(args: argparse.Namespace, config) -> None:
     from lshsim.t5.options import TrainOptions
 
     check_int("--steps", args.steps, 1)
-    for path in args.corpus or ():
-        if not Path(path).exists():
-            raise ValueError(f"--corpus: no such file {path}")
+    check_corpus_paths(args.corpus)
     if args.tokenizer is not None and not Path(args.tokenizer).is_file():
         raise ValueError(f"--tokenizer: {args.tokenizer} is not a file")
     if args.resume:

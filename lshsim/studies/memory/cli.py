@@ -70,6 +70,7 @@ from lshsim.studies.memory.jobs import collect_runs, launch_runs, make_jobs, par
 from lshsim.studies.memory.report import format_summary, write_figures
 from lshsim.studies.memory.runner import RunSpec, plan, reeval, unique_runs
 from lshsim.studies.memory.variants import STUDIES
+from lshsim.t5.data.corpus import check_corpus_paths
 
 #: The script's name in messages.
 PROG = "memory_studies.py"
@@ -219,9 +220,7 @@ def _check_inputs(args: argparse.Namespace) -> None:
     Raises:
         ValueError: one line naming ``--corpus``, ``--finetune`` or ``--finetune-data``.
     """
-    for path in args.corpus or ():
-        if not Path(path).exists():
-            raise ValueError(f"--corpus: no such file {path}")
+    check_corpus_paths(args.corpus)
     if args.finetune is None:
         for name in ("finetune_data", "finetune_steps", "finetune_batch"):
             if getattr(args, name) is not None:

@@ -30,6 +30,7 @@ from lshsim._validate import check_float, check_int
 
 __all__ = [
     "MIN_DOCSTRING_WORDS",
+    "check_corpus_paths",
     "embedded_corpus",
     "load_corpus",
     "read_jsonl",
@@ -169,6 +170,21 @@ def _open_text(path: Path):
     if path.name.endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8")
     return open(path, encoding="utf-8")
+
+
+def check_corpus_paths(paths, option: str = "--corpus") -> None:
+    """Refuse, before any reading, a corpus path that does not exist (a file or a folder).
+
+    Args:
+        paths: the given paths (``None`` or empty: the embedded corpus).
+        option: the option named in the message.
+
+    Raises:
+        ValueError: ``--corpus: no such file PATH``.
+    """
+    for path in paths or ():
+        if not Path(path).exists():
+            raise ValueError(f"{option}: no such file {path}")
 
 
 def _existing_file(path: str | Path) -> Path:
