@@ -277,8 +277,26 @@ def _write_api(app) -> None:
             path.write_text(text, encoding="utf-8")
 
 
+def _render_numbers(app, docname: str, source: list[str]) -> None:
+    """Render the page's result numbers and tables from figures/ (``source-read`` hook).
+
+    The comments that mark them (``docs/render_numbers.py``) are dropped; the site shows the
+    committed results whatever the page's text says. Connected last (priority 900), after the
+    proofs are read in.
+
+    Args:
+        app: the Sphinx application.
+        docname: the document being read.
+        source: a one-element list holding the document's text, changed in place.
+    """
+    from docs.number_sources import Sources
+    from docs.render_numbers import render
+
+    source[0] = render(source[0], Sources(ROOT / "figures"), keep_markers=False)
+
+
 def setup(app) -> dict[str, bool]:
-    """Register the proof renderer and the API page writer.
+    """Register the proof renderer, the API page writer and the result numbers' renderer.
 
     Args:
         app: the Sphinx application.
@@ -291,4 +309,5 @@ def setup(app) -> dict[str, bool]:
     app.connect("source-read", _render_proof)
     app.connect("source-read", _drop_empty_globs)
     app.connect("source-read", _list_figures)
+    app.connect("source-read", _render_numbers, priority=900)
     return {"parallel_read_safe": True}

@@ -1,0 +1,132 @@
+"""The result numbers of README.md, ARCHITECTURE.md and docs/ come from figures/ and follow it.
+
+``docs/render_numbers.py`` renders every ``<!--r SOURCE-->VALUE<!--/r-->`` marker and
+``<!--table NAME-->`` block from the committed result files; these tests check that every page
+shows what the results give (README.md is not built, so this is its only check), that a changed
+result changes the built page and fails this check, and that platform-dependent and timed
+numbers are shown with their caveat and machine.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from docs.number_sources import TABLES, Sources
+from docs.render_numbers import MARKER, TABLE, numbers, pages, problems, render
+from tests.docs.examples import ROOT
+
+FIGURES = ROOT / "figures"
+PAGES = {p.relative_to(ROOT).as_posix(): p for p in pages()}
+
+
+@pytest.fixture(scope="module")
+def sources():
+    return Sources(FIGURES)
+
+
+def test_every_page_shows_what_the_results_give(sources):
+    found = [line for path in PAGES.values() for line in problems(path, sources)]
+    assert not found, "stale (run python docs/render_numbers.py --write):\n" + "\n".join(found)
+
+
+def test_the_readme_and_the_guide_render_their_results(sources):
+    marked = {name for name, p in PAGES.items() if MARKER.search(p.read_text(encoding="utf-8"))}
+    assert {"README.md", "docs/guide/probe.md"} <= marked
+
+
+def test_every_table_is_used_and_every_used_table_exists():
+    used = {m.group("name") for p in PAGES.values() for m in TABLE.finditer(p.read_text("utf-8"))}
+    assert used == set(TABLES), f"unused {set(TABLES) - used}, unknown {used - set(TABLES)}"
+
+
+def _changed(sources: Sources, file: str, path: tuple[str, ...]) -> Sources:
+    """A copy of ``sources`` whose number at ``file``'s ``path`` is changed (never equal)."""
+    scratch = Sources(sources.folder)
+    scratch._docs = {f: copy.deepcopy(sources.doc(f)) for f in {file, "results.json"}}
+    node = scratch._docs[file]
+    for key in path[:-1]:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    last = int(path[-1]) if isinstance(node, list) else path[-1]
+    node[last] = node[last] * 1.37 + 1.0
+    return scratch
+
+
+def _first_numeric_read(sources: Sources, spec: str) -> tuple[str, tuple[str, ...]] | None:
+    """The first number (not a text, not a bool) a marker's source reads."""
+    with sources.reading() as read:
+        sources.value(spec.split()[0])
+    for file, path in read:
+        node = sources.get(file, "/" + "/".join(path))
+        if isinstance(node, int | float) and not isinstance(node, bool) and path:
+            return file, path
+    return None
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_a_changed_result_changes_the_built_page_and_fails_the_check(page, sources, tmp_path):
+    """In a scratch copy, change the first number each marked result reads: the page follows."""
+    text = PAGES[page].read_text(encoding="utf-8")
+    marked = numbers(text, sources)
+    if not marked:
+        pytest.skip("no result numbers on this page")
+    for number in marked[:3]:
+        read = _first_numeric_read(sources, number.spec)
+        if read is None:
+            continue
+        scratch = _changed(sources, *read)
+        built = render(text, scratch, keep_markers=False)
+        assert built != render(text, sources, keep_markers=False), (page, number.spec)
+        copy_of_page = tmp_path / PAGES[page].name
+        copy_of_page.write_text(text, encoding="utf-8")
+        assert problems(copy_of_page, scratch), f"{page}: {number.spec} changed, no check failed"
+
+
+def test_a_changed_result_changes_a_table(sources):
+    for name, table in TABLES.items():
+        with sources.reading() as read:
+            before = table(sources)
+        file, path = next(
+            (f, p) for f, p in read if isinstance(sources.get(f, "/" + "/".join(p)), float)
+        )
+        assert table(_changed(sources, file, path)) != before, name
+
+
+def test_a_platform_number_without_its_machine_is_refused(sources, tmp_path):
+    spec = "routing_trained.json#/data/lookups/softmax/loss_after :.2f"
+    value = render(f"<!--r {spec}-->?<!--/r-->", sources)
+    page = tmp_path / "page.md"
+    page.write_text(f"Loss {value}.\n", encoding="utf-8")
+    assert any("platform" in p for p in problems(page, sources))
+    machine = render("(<!--r =machine:routing_trained.json-->?<!--/r-->)", sources)
+    page.write_text(f"Loss {value} {machine}.\n", encoding="utf-8")
+    assert problems(page, sources) == []
+    assert "Xeon" in machine or "EPYC" in machine or "committed run on" in machine
+
+
+def test_the_docs_build_renders_and_drops_the_markers(sources):
+    import docs.conf as conf
+
+    text = ["loss <!--r routing_trained.json#/data/lookups/lsh/loss_after :.2f-->0<!--/r-->"]
+    conf._render_numbers(None, "guide/x", text)
+    expected = format(sources.get("routing_trained.json", "/data/lookups/lsh/loss_after"), ".2f")
+    assert text[0] == f"loss {expected}"
+
+
+def test_a_bad_source_names_itself(sources):
+    for spec, words in [
+        ("nothere.json#/a", "no such result file"),
+        ("routing_trained.json#/data/nokey", "no 'nokey'"),
+        ("=nosuch", "no derived number"),
+        ("routing_trained.json#/data/train/steps median", "unknown reducer"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            render(f"<!--r {spec}-->?<!--/r-->", sources)
+
+
+def test_ci_runs_are_records_of_ci():
+    runs = json.loads((FIGURES / "ci_runs.json").read_text(encoding="utf-8"))["runs"]
+    assert runs and all(isinstance(r["seconds"], int) and r["seconds"] > 0 for r in runs)
+    assert len({r["commit"] for r in runs}) == len(runs)
