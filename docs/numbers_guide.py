@@ -432,10 +432,35 @@ def bench_date(sources: Any, file: str = PEERS) -> str:
     return str(sources.get(file, "/machine/date")).split()[0]
 
 
+SWEEP_ROW = "sweep of 16 voronoi full-mode cells (n=256, d=64, 2000 pairs): 2 vs 1"
+
+
+def guide_sweep_seconds(sources: Any, workers: str) -> float:
+    """The peers' sweep case: the median seconds of the sweep on ``workers`` (1 or 2) workers."""
+    key = "1 worker" if workers == "1" else f"{workers} workers"
+    times = sorted(bench_field(sources, PEERS, SWEEP_ROW, "times_s")[key])
+    return times[len(times) // 2]
+
+
+def guide_sweep_speedup(sources: Any) -> float:
+    """The peers' sweep case: 1 worker's median time over 2 workers'."""
+    return guide_sweep_seconds(sources, "1") / guide_sweep_seconds(sources, "2")
+
+
+def guide_sweep_load(sources: Any) -> str:
+    """The peers' sweep case: the one-minute load average before and after it (``2.19-2.1``)."""
+    before = bench_field(sources, PEERS, SWEEP_ROW, "loadavg_before")[0]
+    after = bench_field(sources, PEERS, SWEEP_ROW, "loadavg_after")[0]
+    return f"{min(before, after):g}-{max(before, after):g}"
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "bench_rows_met": bench_rows_met,
     "bench_date": bench_date,
+    "guide_sweep_seconds": guide_sweep_seconds,
+    "guide_sweep_speedup": guide_sweep_speedup,
+    "guide_sweep_load": guide_sweep_load,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {"speed_peers": speed_peers}
