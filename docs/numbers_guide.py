@@ -454,6 +454,118 @@ def guide_sweep_load(sources: Any) -> str:
     return f"{min(before, after):g}-{max(before, after):g}"
 
 
+TUNE = "tune_datasketch.json"
+
+
+def _tune_rows(sources: Any) -> list[tuple[int, float, int]]:
+    """The settings of tune_datasketch.json: ``(index, threshold, num_perm)`` per row."""
+    thresholds = sources.get(TUNE, "/*/threshold")
+    budgets = sources.get(TUNE, "/*/num_perm")
+    return [(i, t, b) for i, (t, b) in enumerate(zip(thresholds, budgets, strict=True))]
+
+
+def tune_datasketch(sources: Any) -> str:
+    """tune.md's table: datasketch's MinHashLSH choices beside lshsim tune's (as figures/TUNE.md).
+
+    Args:
+        sources: the result files.
+
+    Returns:
+        The Markdown table, one row per (threshold, num_perm).
+    """
+    lines = [
+        "| threshold | num_perm | datasketch (b, r) | its FP, FN (areas) | their true FP, FN "
+        "| lshsim (b, r) | lshsim FP, FN | objective: datasketch's choice / lshsim's |",
+        "| ---: | ---: | :---: | :---: | :---: | :---: | :---: | :---: |",
+    ]
+    for i, t, b in _tune_rows(sources):
+
+        def d(key: str, i: int = i) -> Any:
+            return sources.get(TUNE, f"/{i}/datasketch/{key}")
+
+        def o(key: str, i: int = i) -> Any:
+            return sources.get(TUNE, f"/{i}/lshsim/{key}")
+
+        lines.append(
+            f"| {t:g} | {b} | ({d('b')}, {d('r')}) | {d('fp_area'):.4f}, {d('fn_area'):.4f} | "
+            f"{d('false_positive'):.4f}, {d('false_negative'):.4f} | ({o('b')}, {o('r')}) | "
+            f"{o('false_positive'):.4f}, {o('false_negative'):.4f} | "
+            f"{d('objective'):.4f} / {o('objective'):.4f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _tune_split(sources: Any) -> tuple[list[int], list[int]]:
+    """The rows of tune_datasketch.json where both pick the same scheme, and the others."""
+    same, differ = [], []
+    for i, _, _ in _tune_rows(sources):
+        ours = (sources.get(TUNE, f"/{i}/lshsim/b"), sources.get(TUNE, f"/{i}/lshsim/r"))
+        theirs = (sources.get(TUNE, f"/{i}/datasketch/b"), sources.get(TUNE, f"/{i}/datasketch/r"))
+        (same if ours == theirs else differ).append(i)
+    return same, differ
+
+
+def _thresholds(sources: Any, rows: list[int]) -> str:
+    """The thresholds of some rows of tune_datasketch.json as text (``0.8 and 0.9``)."""
+    ts = sorted({sources.get(TUNE, f"/{i}/threshold") for i in rows})
+    words = [f"{t:g}" for t in ts]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def guide_tune_same(sources: Any) -> str:
+    """The thresholds at which datasketch and lshsim pick the same scheme at every num_perm."""
+    same, differ = _tune_split(sources)
+    shared = {sources.get(TUNE, f"/{i}/threshold") for i in same}
+    shared -= {sources.get(TUNE, f"/{i}/threshold") for i in differ}
+    return _thresholds(sources, [i for i in same if sources.get(TUNE, f"/{i}/threshold") in shared])
+
+
+def guide_tune_differ(sources: Any) -> str:
+    """The thresholds at which datasketch's scheme is not lshsim's."""
+    return _thresholds(sources, _tune_split(sources)[1])
+
+
+def _percent_range(values: list[float]) -> str:
+    """Fractions as a rounded percent range (``12-25%``)."""
+    low, high = (round(100 * v) for v in (min(values), max(values)))
+    return f"{low}%" if low == high else f"{low}-{high}%"
+
+
+def guide_tune_missed(sources: Any) -> str:
+    """The true false-negative rates of datasketch's choices where they are not lshsim's."""
+    rows = _tune_split(sources)[1]
+    return _percent_range([sources.get(TUNE, f"/{i}/datasketch/false_negative") for i in rows])
+
+
+def guide_tune_gain(sources: Any) -> str:
+    """How much lower lshsim's objective is than datasketch's choice's, where they differ."""
+    gains = [
+        1
+        - sources.get(TUNE, f"/{i}/lshsim/objective")
+        / sources.get(TUNE, f"/{i}/datasketch/objective")
+        for i in _tune_split(sources)[1]
+    ]
+    return _percent_range(gains)
+
+
+def _tune_bench(sources: Any, key: str) -> list[float]:
+    """A field of the peers' ``tune`` rows (lshsim tune's threshold form against datasketch)."""
+    names = [n for n in sources.get(PEERS, "/results/*/name") if n.startswith("tune minhash ")]
+    return [bench_field(sources, PEERS, n, key) for n in names]
+
+
+def guide_tune_ms(sources: Any) -> str:
+    """The range of lshsim tune's time per threshold-form search in the peers' run, in ms."""
+    seconds = _tune_bench(sources, "ours_s")
+    return f"{1e3 * min(seconds):.2f}-{1e3 * max(seconds):.2f}"
+
+
+def guide_tune_speedup(sources: Any) -> str:
+    """The range of lshsim tune's speed-up over datasketch's ``_optimal_param`` (``22-46``)."""
+    ratios = _tune_bench(sources, "ratio")
+    return f"{min(ratios):.0f}-{max(ratios):.0f}"
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "bench_rows_met": bench_rows_met,
@@ -461,6 +573,15 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "guide_sweep_seconds": guide_sweep_seconds,
     "guide_sweep_speedup": guide_sweep_speedup,
     "guide_sweep_load": guide_sweep_load,
+    "guide_tune_same": guide_tune_same,
+    "guide_tune_differ": guide_tune_differ,
+    "guide_tune_missed": guide_tune_missed,
+    "guide_tune_gain": guide_tune_gain,
+    "guide_tune_ms": guide_tune_ms,
+    "guide_tune_speedup": guide_tune_speedup,
 }
 #: name -> function(sources) -> Markdown table.
-TABLES: dict[str, Callable[..., str]] = {"speed_peers": speed_peers}
+TABLES: dict[str, Callable[..., str]] = {
+    "speed_peers": speed_peers,
+    "tune_datasketch": tune_datasketch,
+}
