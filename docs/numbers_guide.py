@@ -549,9 +549,19 @@ def guide_tune_gain(sources: Any) -> str:
 
 
 def _tune_bench(sources: Any, key: str) -> list[float]:
-    """A field of the peers' ``tune`` rows (lshsim tune's threshold form against datasketch)."""
+    """A field of the peers' ``tune`` rows (lshsim tune's threshold form against datasketch).
+
+    Args:
+        sources: the result files.
+        key: the field.
+
+    Returns:
+        Its values, largest first: the rows are read in that order, so the first number read
+        is one that a range shows (a changed first number then changes the text).
+    """
     names = [n for n in sources.get(PEERS, "/results/*/name") if n.startswith("tune minhash ")]
-    return [bench_field(sources, PEERS, n, key) for n in names]
+    rows = {r["name"]: r[key] for r in sources.doc(PEERS)["results"] if r["name"] in names}
+    return [bench_field(sources, PEERS, n, key) for n in sorted(names, key=lambda n: -rows[n])]
 
 
 def guide_tune_ms(sources: Any) -> str:
