@@ -7,6 +7,7 @@ Markdown. Names are unique across the ``docs/numbers_*.py`` modules.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -576,6 +577,48 @@ def guide_tune_speedup(sources: Any) -> str:
     return f"{min(ratios):.0f}-{max(ratios):.0f}"
 
 
+def guide_voronoi_excess(sources: Any) -> float:
+    """How far (in %) Voronoi's exponent at n = 2^20, cosine 0.5, lies above its limit.
+
+    Args:
+        sources: the result files (the exact Voronoi law of ``collision_vs_n``).
+
+    Returns:
+        ``100 (rho / ((1 - a) / (1 + a)) - 1)`` with ``rho = -ln P / ln n``.
+    """
+    from lshsim.theory import limit_rho
+
+    exact = "/data/panels/voronoi/exact/0.5"
+    n = 2**20
+    i = sources.get("collision_vs_n.json", f"{exact}/n").index(n)
+    rho = -math.log(sources.get("collision_vs_n.json", f"{exact}/p/{i}")) / math.log(n)
+    return 100 * (rho / limit_rho("voronoi", 0.5) - 1)
+
+
+def guide_rho_at_half(sources: Any, family: str) -> float:
+    """A family's exponent ``rho`` at cosine 0.5, from ``rho_vs_f`` (n = 2^16).
+
+    SimHash's and p-stable's exponents are the same at every ``n = 2^k``.
+    """
+    i = sources.get("rho_vs_f.json", "/data/f").index(0.5)
+    return sources.get("rho_vs_f.json", f"/data/rho/{family}/{i}")
+
+
+def guide_pstable_rho_lsh(sources: Any) -> float:
+    """p-stable's LSH exponent ``ln(1/p1)/ln(1/p2)`` at cosine 0.5 against 0 (exact theory).
+
+    No result file holds it; it is the same at every ``n = 2^k`` (computed at ``2^10``).
+    """
+    from lshsim.theory import rho_lsh
+
+    return rho_lsh("pstable", 2**10, 0.5)
+
+
+def guide_pstable_lsh_ratio(sources: Any) -> float:
+    """p-stable's ``rho_lsh / rho`` at cosine 0.5 (2.100 at every n and cosine)."""
+    return guide_pstable_rho_lsh(sources) / guide_rho_at_half(sources, "pstable")
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "bench_rows_met": bench_rows_met,
@@ -589,6 +632,10 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "guide_tune_gain": guide_tune_gain,
     "guide_tune_ms": guide_tune_ms,
     "guide_tune_speedup": guide_tune_speedup,
+    "guide_voronoi_excess": guide_voronoi_excess,
+    "guide_rho_at_half": guide_rho_at_half,
+    "guide_pstable_rho_lsh": guide_pstable_rho_lsh,
+    "guide_pstable_lsh_ratio": guide_pstable_lsh_ratio,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
