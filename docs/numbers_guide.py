@@ -619,6 +619,66 @@ def guide_pstable_lsh_ratio(sources: Any) -> float:
     return guide_pstable_rho_lsh(sources) / guide_rho_at_half(sources, "pstable")
 
 
+CALIBRATION = "calibration.json"
+#: Short names of calibration.json's rows that proofs/intervals.md quotes.
+CALIBRATION_ROWS = {
+    "ngram4": "ngram ngram=4 n=1048576 f=0.5 full windows pairs=200",
+    "ngram4-50": "ngram ngram=4 n=1048576 f=0.5 full windows pairs=50",
+    "ngram3": "ngram ngram=3 n=1048576 f=0.25 full windows pairs=200",
+    "ngram2": "ngram ngram=2 n=13 f=0.5 full windows pairs=50",
+    "engram": "engram n=1000 f=0.5 full windows pairs=100",
+    "tokenid1024": "tokenid n=1024 f=0.5 full positions pairs=200",
+    "tokenid64": "tokenid n=64 f=0.25 full positions pairs=50",
+    "crosspolytope-f": "crosspolytope n=16 f=0.5 full top-1 pairs=100",
+}
+
+
+def _calibration_row(sources: Any, key: str) -> int:
+    """The index in calibration.json of a row named in :data:`CALIBRATION_ROWS`."""
+    labels = sources.get(CALIBRATION, "/rows/*/row/label")
+    label = CALIBRATION_ROWS[key]
+    if label not in labels:
+        raise ValueError(f"figures/{CALIBRATION}: no row {label!r}")
+    return labels.index(label)
+
+
+def proof_coverage(sources: Any, arg: str) -> float:
+    """A calibration row's coverage under a rule: ``KEY,RULE`` (``pairs``, ``wilson``, ...).
+
+    Args:
+        sources: the result files.
+        arg: a key of :data:`CALIBRATION_ROWS` and the interval rule (``wilson`` on trials is
+            the old rule of the windows and positions rows), comma-separated.
+
+    Returns:
+        The share of seeds whose 95% interval held the truth.
+    """
+    key, rule = arg.split(",")
+    return sources.get(CALIBRATION, f"/rows/{_calibration_row(sources, key)}/coverage/{rule}")
+
+
+def proof_coverage_topk(sources: Any) -> str:
+    """The range of the interval on pairs' coverage over the top-k rows (k > 1), ``.3f``."""
+    statistics = sources.get(CALIBRATION, "/rows/*/row/statistic")
+    rows = [i for i, s in enumerate(statistics) if s.startswith("top-") and s != "top-1"]
+    values = [sources.get(CALIBRATION, f"/rows/{i}/coverage/pairs") for i in rows]
+    return f"{min(values):.3f}-{max(values):.3f}"
+
+
+def proof_wilson_exact(sources: Any, key: str) -> float:
+    """The exact coverage of the Wilson interval at a row's pairs and truth (``Wilson exact``)."""
+    from lshsim.estimation.calibrate import wilson_coverage
+
+    i = _calibration_row(sources, key)
+    truth = sources.get(CALIBRATION, f"/rows/{i}/truth")
+    return wilson_coverage(sources.get(CALIBRATION, f"/rows/{i}/row/pairs"), truth)
+
+
+def proof_truth(sources: Any, key: str) -> float:
+    """The truth a calibration row's intervals are scored against."""
+    return sources.get(CALIBRATION, f"/rows/{_calibration_row(sources, key)}/truth")
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "bench_rows_met": bench_rows_met,
@@ -636,6 +696,10 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "guide_rho_at_half": guide_rho_at_half,
     "guide_pstable_rho_lsh": guide_pstable_rho_lsh,
     "guide_pstable_lsh_ratio": guide_pstable_lsh_ratio,
+    "proof_coverage": proof_coverage,
+    "proof_coverage_topk": proof_coverage_topk,
+    "proof_wilson_exact": proof_wilson_exact,
+    "proof_truth": proof_truth,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
