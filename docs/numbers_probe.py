@@ -3,6 +3,9 @@
 Each derived number is a function of a :class:`docs.number_sources.Sources` (and an optional
 text argument) that reads the result files through ``sources.get``; each table returns
 Markdown. Names are unique across the ``docs/numbers_*.py`` modules.
+
+Rows are located through the parsed files (``sources.doc``, as a ``KEY=VALUE`` pointer segment
+does), so only the numbers shown are recorded as read.
 """
 
 from __future__ import annotations
@@ -10,7 +13,251 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+TRAINED = "routing_trained.json"
+INIT = "routing_init.json"
+HF = "routing_hf.json"
+COLLISION = "collision_vs_n.json"
+BEYOND = "collision_beyond.json"
+FREQUENCY = "frequency_collisions.json"
+WIDTH = "theorem2_width.json"
+RESULTS = "results.json"
+
+#: How the probe table names each trained lookup.
+LOOKUP_LABELS = {"softmax": "softmax", "lsh": "LSH", "productkey": "product keys"}
+
+
+def _args(arg: str, count: int, name: str) -> list[str]:
+    """A derived number's comma-separated argument, checked for its number of parts.
+
+    Raises:
+        ValueError: another number of parts.
+    """
+    parts = arg.split(",")
+    if len(parts) != count:
+        raise ValueError(f"={name}:{arg}: expected {count} comma-separated parts")
+    return parts
+
+
+def _index(values: list, want: Any, where: str) -> int:
+    """The one index of ``values`` equal to ``want`` (numbers compared as floats).
+
+    Raises:
+        ValueError: no such element, or more than one.
+    """
+
+    def same(v: Any) -> bool:
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return float(v) == float(want)
+        return v == want
+
+    hits = [i for i, v in enumerate(values) if same(v)]
+    if len(hits) != 1:
+        raise ValueError(f"{where}: {len(hits)} elements equal {want!r}, not one")
+    return hits[0]
+
+
+def _probe_base(study: str, lookup: str, phase: str) -> tuple[str, str]:
+    """The file and pointer of one probe (``init`` or ``trained`` with ``before``/``after``)."""
+    if study == "init":
+        return INIT, f"/data/lookups/{lookup}"
+    if study == "trained" and phase in ("before", "after"):
+        return TRAINED, f"/data/lookups/{lookup}/{phase}"
+    raise ValueError(f"no probe {study!r} {phase!r}: use init,- or trained,before|after")
+
+
+def _node(sources: Any, file: str, pointer: str) -> Any:
+    """The parsed node at a plain pointer (keys and indices), not recorded as read."""
+    node = sources.doc(file)
+    for seg in pointer.split("/")[1:]:
+        node = node[int(seg)] if isinstance(node, list) else node[seg]
+    return node
+
+
+def probe_row(sources: Any, arg: str) -> Any:
+    """One field of one probe row: ``STUDY,LOOKUP,PHASE,LAYER,OVERLAP,FIELD``.
+
+    Args:
+        sources: the result files.
+        arg: e.g. ``trained,softmax,after,decoder/1,0.1,measured`` or
+            ``init,softmax,-,encoder/1,0.9,measured``.
+
+    Returns:
+        The field of the row of that layer and overlap.
+    """
+    study, lookup, phase, layer, overlap, field = _args(arg, 6, "probe_row")
+    file, base = _probe_base(study, lookup, phase)
+    rows = _node(sources, file, f"{base}/rows")
+    hits = [i for i, r in enumerate(rows) if r["layer"] == layer and r["overlap"] == float(overlap)]
+    if len(hits) != 1:
+        raise ValueError(f"figures/{file}#{base}/rows: {len(hits)} rows at {layer}, f = {overlap}")
+    return sources.get(file, f"{base}/rows/{hits[0]}/{field}")
+
+
+def probe_summary(sources: Any, arg: str) -> Any:
+    """One field of a probe's per-layer summary: ``STUDY,LOOKUP,PHASE,LAYER,FIELD``.
+
+    Args:
+        sources: the result files.
+        arg: e.g. ``trained,softmax,after,encoder/1,effective_buckets``.
+
+    Returns:
+        The field of that layer's summary.
+    """
+    study, lookup, phase, layer, field = _args(arg, 5, "probe_summary")
+    file, base = _probe_base(study, lookup, phase)
+    layers = [s["layer"] for s in _node(sources, file, f"{base}/summary")]
+    i = _index(layers, layer, f"figures/{file}#{base}/summary")
+    return sources.get(file, f"{base}/summary/{i}/{field}")
+
+
+def probe_inside(sources: Any, arg: str) -> str:
+    """How many rows of a probe have the prediction inside the 95% interval, of how many.
+
+    Args:
+        sources: the result files.
+        arg: ``STUDY,LOOKUP,PHASE``; ``LOOKUP`` may be ``*`` (every lookup of the probe).
+
+    Returns:
+        E.g. ``19 of 20``.
+    """
+    study, lookup, phase = _args(arg, 3, "probe_inside")
+    lookups = list(_node(sources, INIT if study == "init" else TRAINED, "/data/lookups"))
+    inside = rows = 0
+    for name in lookups if lookup == "*" else [lookup]:
+        file, base = _probe_base(study, name, phase)
+        inside += sum(sources.get(file, f"{base}/summary/*/inside"))
+        rows += sum(sources.get(file, f"{base}/summary/*/rows"))
+    return f"{inside} of {rows}"
+
+
+def probe_more(sources: Any, lookup: str) -> str:
+    """How many rows of a trained lookup collide more than the random-router theory predicts.
+
+    Args:
+        sources: the result files.
+        lookup: a trained lookup (``softmax``, ``lsh``, ``productkey``).
+
+    Returns:
+        E.g. ``20 of 20``.
+    """
+    base = f"/data/lookups/{lookup}/after/rows"
+    measured = sources.get(TRAINED, f"{base}/*/measured")
+    predicted = sources.get(TRAINED, f"{base}/*/predicted")
+    more = sum(m > p for m, p in zip(measured, predicted, strict=True))
+    return f"{more} of {len(measured)}"
+
+
+def _cell(read: Callable[[str], Any], trained: bool) -> str:
+    """One probe table cell: rms z, rows inside the 95% CI, effective buckets (departure).
+
+    Args:
+        read: a summary field's value, by name.
+        trained: add the mean departure (the trained columns).
+    """
+    rms, eff = read("rms_z"), read("effective_buckets")
+    text = f"{rms:.2f}" if rms < 10 else f"{rms:.1f}"
+    text += f", {read('inside')}/{read('rows')}, "
+    text += f"{eff:.0f}" if eff >= 10 else f"{eff:.1f}"
+    return text + (f" ({read('mean_departure'):+.3f})" if trained else "")
+
+
+def probe_trained_table(sources: Any) -> str:
+    """The probe page's table: each trained lookup per layer at its step 0 and after training.
+
+    Args:
+        sources: the result files.
+
+    Returns:
+        Markdown: one row per layer, two columns (init, trained) per lookup.
+    """
+    lookups = list(_node(sources, TRAINED, "/data/lookups"))
+    heads = ["layer"]
+    for name in lookups:
+        label = LOOKUP_LABELS.get(name, name)
+        heads += [f"{label} init", f"{label} trained"]
+    layers = [
+        s["layer"] for s in _node(sources, TRAINED, f"/data/lookups/{lookups[0]}/before/summary")
+    ]
+    lines = ["| " + " | ".join(heads) + " |", "|" + " --- |" * len(heads)]
+    for i, layer in enumerate(layers):
+        cells = [layer]
+        for name in lookups:
+            for phase in ("before", "after"):
+                base = f"/data/lookups/{name}/{phase}/summary/{i}"
+                cells.append(
+                    _cell(lambda k, b=base: sources.get(TRAINED, f"{b}/{k}"), phase == "after")
+                )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def hf_departure(sources: Any, arg: str) -> Any:
+    """A routing_hf layer's mean departure (measured - predicted): ``PHASE,LAYER``.
+
+    Args:
+        sources: the result files.
+        arg: e.g. ``after,layers/1``.
+
+    Returns:
+        The departure averaged over the layer's overlaps.
+    """
+    phase, layer = _args(arg, 2, "hf_departure")
+    layers = [d["layer"] for d in _node(sources, HF, f"/data/{phase}/departures")]
+    i = _index(layers, layer, f"figures/{HF}#/data/{phase}/departures")
+    return sources.get(HF, f"/data/{phase}/departures/{i}/departure")
+
+
+def freq_share(sources: Any, arg: str) -> Any:
+    """A frequency_collisions share of a table at one size: ``TABLE,HEADS,STAT,M``.
+
+    Args:
+        sources: the result files.
+        arg: ``TABLE`` as in the file with ``_`` for a space (``ngram_N=2``, ``productkey``),
+            ``HEADS`` likewise (``head_0``, ``all``, ``any``), ``STAT`` (``measured``, ``mean``,
+            ``sd``), ``M`` a table size, or ``D`` for the number of distinct 2-grams.
+
+    Returns:
+        The share (a fraction).
+    """
+    table, heads, stat, m = _args(arg, 4, "freq_share")
+    table, heads = table.replace("_", " "), heads.replace("_", " ")
+    size = _node(sources, FREQUENCY, "/data/distinct_bigrams") if m == "D" else int(m)
+    sizes = _node(sources, FREQUENCY, "/data/tables")[table]["m"]
+    i = _index(sizes, size, f"figures/{FREQUENCY}#/data/tables/{table}/m")
+    return sources.get(FREQUENCY, f"/data/tables/{table}/{heads}/{stat}/{i}")
+
+
+def freq_longcat(sources: Any, reducer: str) -> float:
+    """The polynomial 2-gram id's collision share over the law's mean, near ``m = kV``.
+
+    Args:
+        sources: the result files.
+        reducer: ``min`` or ``max`` over the offsets within 2 of ``k V``.
+
+    Returns:
+        The smallest or largest ratio.
+    """
+    offsets = _node(sources, FREQUENCY, "/data/longcat/offsets")
+    near = [i for i, off in enumerate(offsets) if abs(off) <= 2]
+    ratios = [
+        sources.get(FREQUENCY, f"/data/longcat/polynomial/{i}")
+        / sources.get(FREQUENCY, f"/data/longcat/mean/{i}")
+        for i in near
+    ]
+    return {"min": min, "max": max}[reducer](ratios)
+
+
 #: name -> function(sources[, arg]) -> number or text.
-DERIVED: dict[str, Callable[..., Any]] = {}
+DERIVED: dict[str, Callable[..., Any]] = {
+    "probe_row": probe_row,
+    "probe_summary": probe_summary,
+    "probe_inside": probe_inside,
+    "probe_more": probe_more,
+    "hf_departure": hf_departure,
+    "freq_share": freq_share,
+    "freq_longcat": freq_longcat,
+}
 #: name -> function(sources) -> Markdown table.
-TABLES: dict[str, Callable[..., str]] = {}
+TABLES: dict[str, Callable[..., str]] = {
+    "probe_trained": probe_trained_table,
+}
