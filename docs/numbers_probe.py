@@ -24,6 +24,8 @@ RESULTS = "results.json"
 
 #: How the probe table names each trained lookup.
 LOOKUP_LABELS = {"softmax": "softmax", "lsh": "LSH", "productkey": "product keys"}
+#: How the results table names each family's input (vector families at a cosine).
+TOKEN_INPUTS = ("minhash", "tokenid")
 
 
 def _args(arg: str, count: int, name: str) -> list[str]:
@@ -247,6 +249,77 @@ def freq_longcat(sources: Any, reducer: str) -> float:
     return {"min": min, "max": max}[reducer](ratios)
 
 
+def _exact_at(sources: Any, file: str, pointer: str, n: int) -> float:
+    """An exact curve's ``p`` at ``n`` (``pointer`` holds ``n`` and ``p``)."""
+    ns = _node(sources, file, f"{pointer}/n")
+    return sources.get(file, f"{pointer}/p/{_index(ns, n, f'figures/{file}#{pointer}/n')}")
+
+
+def cvn_exact(sources: Any, arg: str) -> float:
+    """collision_vs_n's exact probability: ``FAMILY,F,N``.
+
+    Args:
+        sources: the result files.
+        arg: e.g. ``voronoi,0.5,1024`` (vector families at cosine ``f``, token families on
+            sentence pairs sharing ``f`` of 40 tokens).
+
+    Returns:
+        The exact collision probability.
+    """
+    family, f, n = _args(arg, 3, "cvn_exact")
+    return _exact_at(sources, COLLISION, f"/data/panels/{family}/exact/{f}", int(n))
+
+
+def cvn_cover(sources: Any) -> str:
+    """How many Monte-Carlo intervals of collision_vs_n cover the exact value, of how many.
+
+    Returns:
+        E.g. ``309 of 324``.
+    """
+    covered = total = 0
+    for family, panel in _node(sources, COLLISION, "/data/panels").items():
+        for f, cells in panel["mc"].items():
+            base = f"/data/panels/{family}"
+            low = sources.get(COLLISION, f"{base}/mc/{f}/ci_low")
+            high = sources.get(COLLISION, f"{base}/mc/{f}/ci_high")
+            for n, lo, hi in zip(cells["n"], low, high, strict=True):
+                exact = _exact_at(sources, COLLISION, f"{base}/exact/{f}", n)
+                covered += lo <= exact <= hi
+                total += 1
+    return f"{covered} of {total}"
+
+
+def cvn_table(sources: Any) -> str:
+    """The results page's table: every family's Monte Carlo next to its exact value at n = 1024.
+
+    Args:
+        sources: the result files.
+
+    Returns:
+        Markdown: one row per family and overlap (0.5 and 0.9).
+    """
+    n = 1024
+    lines = [
+        "| family | f | input | mode | estimate [95% CI] | exact | covered |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for family, panel in _node(sources, COLLISION, "/data/panels").items():
+        for f in ("0.5", "0.9"):
+            base = f"/data/panels/{family}/mc/{f}"
+            i = _index(panel["mc"][f]["n"], n, f"figures/{COLLISION}#{base}/n")
+            est, lo, hi = (
+                sources.get(COLLISION, f"{base}/{k}/{i}") for k in ("estimate", "ci_low", "ci_high")
+            )
+            exact = cvn_exact(sources, f"{family},{f},{n}")
+            tokens = family in TOKEN_INPUTS
+            what = f"sentence pairs, overlap {f}" if tokens else f"cosine {f}"
+            mode = "full" if tokens else "reduced"
+            cells = [family, f, what, mode, f"{est:.4f} [{lo:.4f}, {hi:.4f}]", f"{exact:.4f}"]
+            cells.append("yes" if lo <= exact <= hi else "no")
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "probe_row": probe_row,
@@ -256,8 +329,11 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "hf_departure": hf_departure,
     "freq_share": freq_share,
     "freq_longcat": freq_longcat,
+    "cvn_exact": cvn_exact,
+    "cvn_cover": cvn_cover,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
     "probe_trained": probe_trained_table,
+    "collision_at_1024": cvn_table,
 }
