@@ -320,6 +320,196 @@ def cvn_table(sources: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Evidence fields of results.json's claims the theory page quotes: alias -> (claim, key).
+CLAIM_FIELDS = {
+    "a1_rows": ("T1.a1", "rows compared"),
+    "a1_below": ("T1.a1", "rows where the Voronoi bucket's probability is below the top"),
+    "a2_z": ("T1.a2", "z"),
+    "b1_z": ("T1.b1", "z"),
+    "b2_gap": ("T1.b2", "max (rate - J) at l=1000"),
+    "b2_at": ("T1.b2", "at s/l"),
+    "c2_limit": ("T1.c2", "limit f->1"),
+    "d2_observed": ("T1.d2", "observed"),
+    "d2_n": ("T1.d2", "n"),
+    "d3_ratio": ("T1.d3", "rho/(1-f)"),
+    "f1_sup": ("T1.f1", "3 f_3 (sup n f_n)"),
+    "pk2_ratio": ("B.pk2", "P_vor(n, a) / P_pk(n, a) (rows: cosine, columns: log2 n)"),
+}
+
+
+def _claim_evidence(sources: Any, claim: str) -> tuple[str, dict]:
+    """The pointer and parsed evidence of one claim of results.json."""
+    ids = [c["id"] for c in _node(sources, RESULTS, "/claims")]
+    i = _index(ids, claim, f"figures/{RESULTS}#/claims")
+    return f"/claims/{i}/evidence", _node(sources, RESULTS, f"/claims/{i}/evidence")
+
+
+def _key(key: str) -> str:
+    """A JSON key as a pointer segment (``/`` and ``%`` escaped as in a URL)."""
+    return key.replace("%", "%25").replace("/", "%2F")
+
+
+def claim(sources: Any, alias: str) -> Any:
+    """One evidence field of a claim (:data:`CLAIM_FIELDS`).
+
+    Args:
+        sources: the result files.
+        alias: a key of :data:`CLAIM_FIELDS`.
+
+    Returns:
+        The field's value.
+    """
+    claim_id, key = CLAIM_FIELDS[alias]
+    pointer, _ = _claim_evidence(sources, claim_id)
+    return sources.get(RESULTS, f"{pointer}/{_key(key)}")
+
+
+def claim_points(sources: Any, claim_id: str) -> str:
+    """A claim's Monte-Carlo points and the pairs of each: ``8 points of 100,000 pairs``.
+
+    Args:
+        sources: the result files.
+        claim_id: a claim whose evidence holds points with ``trials``.
+
+    Returns:
+        The count of points and their number of pairs (a range where they differ).
+    """
+    pointer, evidence = _claim_evidence(sources, claim_id)
+    keys = [k for k, v in evidence.items() if isinstance(v, dict) and "trials" in v]
+    trials = [sources.get(RESULTS, f"{pointer}/{_key(k)}/trials") for k in keys]
+    low, high = min(trials), max(trials)
+    pairs = f"{low:,}" if low == high else f"{low:,} to {high:,}"
+    return f"{len(keys)} points of {pairs} pairs"
+
+
+def claim_list(sources: Any, arg: str) -> Any:
+    """One end of a claim's evidence list (nested lists flattened): ``ALIAS,REDUCER``.
+
+    Args:
+        sources: the result files.
+        arg: an alias of :data:`CLAIM_FIELDS` and ``min``, ``max``, ``first``, ``last`` or
+            ``len``, e.g. ``d2_observed,min``.
+
+    Returns:
+        The smallest, largest, first or last number, or the count.
+    """
+    alias, reducer = _args(arg, 2, "claim_list")
+    values = claim(sources, alias)
+    flat = [v for row in values for v in row] if values and isinstance(values[0], list) else values
+    pick = {"min": min, "max": max, "first": lambda v: v[0], "last": lambda v: v[-1], "len": len}
+    return pick[reducer](flat)
+
+
+def claim_d4_gap(sources: Any, arg: str) -> float:
+    """T1.d4's gap ``rho_vor - (1-f)/(1+f)`` at ``F,LOG2N``.
+
+    Args:
+        sources: the result files.
+        arg: e.g. ``0.1,24``.
+
+    Returns:
+        The gap.
+    """
+    f, log2n = _args(arg, 2, "claim_d4_gap")
+    pointer, evidence = _claim_evidence(sources, "T1.d4")
+    i = _index(evidence["log2 n"], int(log2n), f"figures/{RESULTS}#{pointer}/log2 n")
+    return sources.get(RESULTS, f"{pointer}/f={f}/gap/{i}")
+
+
+def _width_cell(read: Callable[[str], Any]) -> str:
+    """A Theorem 2 table cell: the minimal width per seed, and the median in units of ``d``."""
+    seeds = ", ".join("not reached" if w is None else str(w) for w in read("per_seed"))
+    median = read("median_over_d")
+    return f"{seeds} ({'not reached' if median is None else f'{median:g} d'})"
+
+
+def t2_table(sources: Any) -> str:
+    """The theory page's Theorem 2 table: minimal widths of A and B per ``d`` and their ratio.
+
+    Args:
+        sources: the result files.
+
+    Returns:
+        Markdown: one row per ``d`` at the study's target.
+    """
+    lines = [
+        "| d | A: minimal width per seed (median) | B: minimal width per seed (median) | A / B |",
+        "| --- | --- | --- | --- |",
+    ]
+    minimal = _node(sources, WIDTH, "/data/minimal")
+    for d in minimal:
+        cells = [d]
+        for arch in ("A", "B"):
+            base = f"/data/minimal/{d}/{arch}"
+            cells.append(_width_cell(lambda k, b=base: sources.get(WIDTH, f"{b}/{k}")))
+        ratio = sources.get(WIDTH, f"/data/ratio/{d}")
+        cells.append("-" if ratio is None else f"{ratio:.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _medians(sources: Any, arch: str, d: int, ratio: float) -> float:
+    """The median held-out loss over seeds of one architecture, ``d`` and width ratio."""
+    rows = _node(sources, WIDTH, "/data/rows")
+    picked = [
+        sources.get(WIDTH, f"/data/rows/{i}/heldout_nmse")
+        for i, r in enumerate(rows)
+        if r["arch"] == arch and r["d"] == d and r["width_over_d"] == ratio
+    ]
+    if not picked:
+        raise ValueError(f"figures/{WIDTH}: no rows of {arch} at d = {d}, width {ratio} d")
+    picked.sort()
+    mid = len(picked) // 2
+    return picked[mid] if len(picked) % 2 else (picked[mid - 1] + picked[mid]) / 2
+
+
+def t2_median(sources: Any, arg: str) -> float:
+    """The median over seeds of the held-out ``1 - R^2``: ``ARCH,D,WIDTH_OVER_D``.
+
+    Args:
+        sources: the result files.
+        arg: e.g. ``A,4,2.0``.
+
+    Returns:
+        The median loss.
+    """
+    arch, d, ratio = _args(arg, 3, "t2_median")
+    return _medians(sources, arch, int(d), float(ratio))
+
+
+def t2_drop(sources: Any, arg: str) -> str:
+    """By how much B's median loss falls between two widths, over every ``d``: ``LOW,HIGH``.
+
+    Args:
+        sources: the result files.
+        arg: the two width ratios, e.g. ``0.75,1.25``.
+
+    Returns:
+        E.g. ``190 to 240`` (three significant digits at most), smallest first.
+    """
+    low, high = (float(v) for v in _args(arg, 2, "t2_drop"))
+    drops = [
+        _medians(sources, "B", int(d), low) / _medians(sources, "B", int(d), high)
+        for d in _node(sources, WIDTH, "/data/minimal")
+    ]
+    return f"{min(drops):.3g} to {max(drops):.3g}"
+
+
+def t2_params(sources: Any, d: str) -> float:
+    """How many times more non-table parameters A has than B at their exact widths."""
+    a = sources.get(WIDTH, f"/data/params/{d}/A/non_table")
+    return a / sources.get(WIDTH, f"/data/params/{d}/B/non_table")
+
+
+def t2_construction_error(sources: Any) -> float:
+    """The largest float64 error of the exact constructions over every ``d`` and student."""
+    return max(
+        sources.get(WIDTH, f"/data/constructions/{d}/{arch}/max_abs_error_float64")
+        for d in _node(sources, WIDTH, "/data/constructions")
+        for arch in ("A", "B")
+    )
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "probe_row": probe_row,
@@ -331,9 +521,18 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "freq_longcat": freq_longcat,
     "cvn_exact": cvn_exact,
     "cvn_cover": cvn_cover,
+    "claim": claim,
+    "claim_points": claim_points,
+    "claim_list": claim_list,
+    "claim_d4_gap": claim_d4_gap,
+    "t2_median": t2_median,
+    "t2_drop": t2_drop,
+    "t2_params": t2_params,
+    "t2_construction_error": t2_construction_error,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
     "probe_trained": probe_trained_table,
     "collision_at_1024": cvn_table,
+    "theorem2_minimal": t2_table,
 }
