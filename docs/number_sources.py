@@ -23,14 +23,21 @@ from lshsim.studies.kinds import kind_of
 
 #: How much each kind promises, least first (a derived number has its weakest input's kind).
 KIND_ORDER = ("timing", "platform", "monte_carlo", "exact")
+#: The parts of a memory benchmark's row that are not timings: the setting, the FLOPs (exact,
+#: from the config) and the loss after its steps (XLA-trained).
+_MEMORY_BENCH = [
+    *[(k, "exact") for k in ("config", "variant", "changes", "batch", "input_length")],
+    *[(k, "exact") for k in ("target_length", "train_flops_per_token", "flops_ratio")],
+    ("loss", "platform"),
+]
 #: Kinds of the files that are not ``lshsim reproduce``'s studies: ``{file: {pattern: kind}}``
 #: (patterns as in :mod:`lshsim.studies.kinds`; the most specific matching one wins).
 FILE_KINDS: dict[str, dict[str, str]] = {
     "bench_peers.json": {"": "timing", "machine": "exact", "settings": "exact"},
     "bench_scan.json": {"": "timing", "machine": "exact", "settings": "exact"},
     "bench_t5.json": {"": "timing", "machine": "exact", "settings": "exact"},
-    "bench_memory.json": {"": "timing", "machine": "exact"},
-    "bench_memory_small.json": {"": "timing", "machine": "exact"},
+    "bench_memory.json": {"": "timing", **{f"results/*/{k}": v for k, v in _MEMORY_BENCH}},
+    "bench_memory_small.json": {"": "timing", **{f"results/*/{k}": v for k, v in _MEMORY_BENCH}},
     "ci_runs.json": {"": "timing", "runs/*/commit": "exact", "runs/*/tests": "exact"},
     "gpu.json": {"": "timing", "environment": "exact"},
     "plan.json": {"": "exact", "seconds": "timing", "rows/*/seconds": "timing"},
@@ -60,7 +67,8 @@ def machine(sources: Sources, file: str) -> str:
         return f"measured on one {env['device_kind']}, jax {env['jax']}, {doc['date']}"
     if file == "ci_runs.json":
         run = doc["runs"][-1]
-        return f"measured on {run['cpu']}, {run['cores']} cores"
+        cpu = run["cpu"] if run["cpu"] != "not recorded" else "a CPU not recorded"
+        return f"measured on {cpu}, {run['cores']} cores"
     if isinstance(doc, dict) and isinstance(doc.get("machine"), dict):
         m = doc["machine"]
         where = f"{m['cpu']}, {m['cores']} cores" if "cpu" in m else f"{m['cores']} cores"
@@ -111,8 +119,12 @@ class Sources:
                 outer += reads
 
     def get(self, file: str, pointer: str = "") -> Any:
-        """The value at ``FILE#/POINTER`` (see ``docs/render_numbers.py``); ``*`` gives a list."""
-        return self._walk(file, self.doc(file), (), [unquote(s) for s in pointer.split("/")[1:]])
+        """The value at ``FILE#/POINTER`` (see ``docs/render_numbers.py``); ``*`` gives a list.
+
+        A key holding ``/`` or ``~`` is written ``~1`` or ``~0`` (RFC 6901), a space ``%20``.
+        """
+        segments = [unquote(s).replace("~1", "/").replace("~0", "~") for s in pointer.split("/")]
+        return self._walk(file, self.doc(file), (), segments[1:])
 
     def _walk(self, file: str, node: Any, path: tuple[str, ...], rest: list[str]) -> Any:
         if not rest:
@@ -183,6 +195,18 @@ class Sources:
         if name not in TABLES:
             raise ValueError(f"no table {name!r}; see TABLES")
         return TABLES[name](self).rstrip("\n") + "\n"
+
+
+def pointer(path: tuple[str, ...]) -> str:
+    """The JSON pointer of a path of keys (``~`` and ``/`` escaped as RFC 6901 says).
+
+    Args:
+        path: dict keys and list indices.
+
+    Returns:
+        ``"/a/b~1c"`` for ``("a", "b/c")``; ``""`` for the whole document.
+    """
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in path)
 
 
 def _name(rule: Any) -> str:

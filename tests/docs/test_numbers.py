@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from docs.number_sources import TABLES, Sources
+from docs.number_sources import TABLES, Sources, pointer
 from docs.render_numbers import MARKER, TABLE, numbers, pages, problems, render
 from tests.docs.examples import ROOT
 
@@ -59,7 +59,7 @@ def _first_numeric_read(sources: Sources, spec: str) -> tuple[str, tuple[str, ..
     with sources.reading() as read:
         sources.value(spec.split()[0])
     for file, path in read:
-        node = sources.get(file, "/" + "/".join(path))
+        node = sources.get(file, pointer(path))
         if isinstance(node, int | float) and not isinstance(node, bool) and path:
             return file, path
     return None
@@ -89,7 +89,7 @@ def test_a_changed_result_changes_a_table(sources):
         with sources.reading() as read:
             before = table(sources)
         file, path = next(
-            (f, p) for f, p in read if isinstance(sources.get(f, "/" + "/".join(p)), float)
+            (f, p) for f, p in read if isinstance(sources.get(f, pointer(p)), float)
         )
         assert table(_changed(sources, file, path)) != before, name
 
