@@ -10,6 +10,7 @@ does), so only the numbers shown are recorded as read.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -320,6 +321,26 @@ def cvn_table(sources: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+def beyond_exact(sources: Any, arg: str) -> float:
+    """collision_beyond's exact probability: ``COSINE,FAMILY,N``.
+
+    Args:
+        sources: the result files.
+        arg: e.g. ``0.5,productkey,1048576``.
+
+    Returns:
+        The exact collision probability at that cosine and number of buckets.
+    """
+    cosine, family, n = _args(arg, 3, "beyond_exact")
+    return _exact_at(sources, BEYOND, f"/data/panels/{cosine}/exact/{family}", int(n))
+
+
+def beyond_rho(sources: Any, arg: str) -> float:
+    """The exponent ``rho = -ln P / ln n`` of a collision_beyond exact value (``beyond_exact``)."""
+    n = int(arg.split(",")[-1])
+    return -math.log(beyond_exact(sources, arg)) / math.log(n)
+
+
 #: Evidence fields of results.json's claims the theory page quotes: alias -> (claim, key).
 CLAIM_FIELDS = {
     "a1_rows": ("T1.a1", "rows compared"),
@@ -521,6 +542,8 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "freq_longcat": freq_longcat,
     "cvn_exact": cvn_exact,
     "cvn_cover": cvn_cover,
+    "beyond_exact": beyond_exact,
+    "beyond_rho": beyond_rho,
     "claim": claim,
     "claim_points": claim_points,
     "claim_list": claim_list,
