@@ -366,8 +366,8 @@ def _claim_evidence(sources: Any, claim: str) -> tuple[str, dict]:
 
 
 def _key(key: str) -> str:
-    """A JSON key as a pointer segment (``/`` and ``%`` escaped as in a URL)."""
-    return key.replace("%", "%25").replace("/", "%2F")
+    """A JSON key as a pointer segment: ``~`` and ``/`` as RFC 6901's ``~0`` and ``~1``."""
+    return key.replace("%", "%25").replace("~", "~0").replace("/", "~1")
 
 
 def claim(sources: Any, alias: str) -> Any:
