@@ -46,6 +46,9 @@ FILE_KINDS: dict[str, dict[str, str]] = {
     "tune_datasketch.json": {"": "exact"},
 }
 
+#: Studies trained with torch (Hugging Face ``transformers``), not XLA.
+TORCH_STUDIES = ("routing_hf.json",)
+
 
 def machine(sources: Sources, file: str) -> str:
     """The caveat and machine of a file's platform-dependent or timed numbers.
@@ -61,6 +64,8 @@ def machine(sources: Sources, file: str) -> str:
     doc = sources.doc(file)
     if file == "results.json" or sources.is_study(file):
         v = sources.doc("manifest.json")["versions"]
+        if file in TORCH_STUDIES:  # the run records no torch version
+            return f"platform-dependent; committed run on {v['cpu']} with torch"
         return f"platform-dependent; committed run on {v['cpu']}, jax {v['jax']}"
     if file == "gpu.json":
         env = doc["environment"]
@@ -87,7 +92,8 @@ class Sources:
         self.folder = Path(folder)
         self._docs: dict[str, Any] = {}
         self._reads: list[tuple[str, tuple[str, ...]]] | None = None
-        self._kinds = None
+        self._kind_of: dict[tuple[str, tuple[str, ...]], str] = {}
+        self._compiled: dict[str, list[tuple[tuple[str, ...], str, str]]] = {}
 
     def doc(self, file: str) -> Any:
         """A file's parsed JSON.
@@ -169,25 +175,37 @@ class Sources:
         if file == "manifest.json":
             return "exact"
         if file == "results.json" or self.is_study(file):
-            rules = self.doc("results.json")["kinds"]
             if file != "results.json":
                 if not path or path[0] != "data":
                     return "exact"  # a study file's config and seed
                 path = ("studies", file[: -len(".json")], *path[1:])
-            compiled = [(tuple(p.split("/")) if p else (), p, _name(k)) for p, k in rules.items()]
-        elif file in FILE_KINDS:
-            compiled = [
-                (tuple(p.split("/")) if p else (), p, k) for p, k in FILE_KINDS[file].items()
-            ]
-        else:
-            raise ValueError(f"figures/{file}: its kinds are unknown; add it to FILE_KINDS")
-        compiled.sort(key=lambda r: (-len(r[0]), r[0].count("*"), r[1]))
-        found = kind_of(path, compiled)
+            file = "results.json"
+        found = kind_of(path, self._rules(file))
         return "exact" if found is None else found[1]
+
+    def _rules(self, file: str) -> list[tuple[tuple[str, ...], str, str]]:
+        """A file's kinds rules, most specific first (results.json's own, or :data:`FILE_KINDS`)."""
+        if file not in self._compiled:
+            if file == "results.json":
+                rules = {p: _name(k) for p, k in self.doc(file)["kinds"].items()}
+            elif file in FILE_KINDS:
+                rules = FILE_KINDS[file]
+            else:
+                raise ValueError(f"figures/{file}: its kinds are unknown; add it to FILE_KINDS")
+            compiled = [(tuple(p.split("/")) if p else (), p, k) for p, k in rules.items()]
+            compiled.sort(key=lambda r: (-len(r[0]), r[0].count("*"), r[1]))
+            self._compiled[file] = compiled
+        return self._compiled[file]
+
+    def _kind_cached(self, file: str, path: tuple[str, ...]) -> str:
+        """:meth:`kind`, remembered (a table reads thousands of numbers, often the same)."""
+        if (file, path) not in self._kind_of:
+            self._kind_of[file, path] = self.kind(file, path)
+        return self._kind_of[file, path]
 
     def worst_kind(self, reads: list[tuple[str, tuple[str, ...]]]) -> str:
         """The least promising kind among what was read (``exact`` when nothing was)."""
-        kinds = {self.kind(file, path) for file, path in reads} or {"exact"}
+        kinds = {self._kind_cached(file, path) for file, path in set(reads)} or {"exact"}
         return min(kinds, key=KIND_ORDER.index)
 
     def table(self, name: str) -> str:
