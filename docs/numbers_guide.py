@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 PEERS = "bench_peers.json"
 SCAN = "bench_scan.json"
@@ -722,19 +723,26 @@ def proof_t2_losses(sources: Any) -> str:
         Markdown: one row per (d, architecture), one column per width ratio; the cell at the
         median minimal width in bold.
     """
-    ratios = sources.get(WIDTH, "/data/config/width_ratios")
+    losses = sources.get(WIDTH, "/data/rows/*/heldout_nmse")
+    keys = zip(
+        sources.get(WIDTH, "/data/rows/*/d"),
+        sources.get(WIDTH, "/data/rows/*/arch"),
+        sources.get(WIDTH, "/data/rows/*/width_over_d"),
+        strict=True,
+    )
+    cells: dict[tuple[int, str], dict[float, list[float]]] = {}
+    for (d, arch, ratio), loss in zip(keys, losses, strict=True):
+        cells.setdefault((d, arch), {}).setdefault(ratio, []).append(loss)
+    ratios = sorted({r for row in cells.values() for r in row})
     lines = [
         "| w / d | " + " | ".join(f"{r:g}" for r in ratios) + " |",
         "|---|" + "---|" * len(ratios),
     ]
-    for d in sources.get(WIDTH, "/data/config/dims"):
-        for arch in ("A", "B"):
-            best = sources.get(WIDTH, f"/data/minimal/{d}/{arch}/median_over_d")
-            cells = []
-            for r in ratios:
-                cell = _t2_loss(_median(_t2_rows(sources, arch, d, r)))
-                cells.append(f"**{cell}**" if r == best else cell)
-            lines.append(f"| d = {d}, {arch} | " + " | ".join(cells) + " |")
+    for (d, arch), row in sorted(cells.items()):
+        best = sources.get(WIDTH, f"/data/minimal/{d}/{arch}/median_over_d")
+        shown = [_t2_loss(_median(row[r])) if r in row else "-" for r in ratios]
+        shown = [f"**{c}**" if r == best else c for c, r in zip(shown, ratios, strict=True)]
+        lines.append(f"| d = {d}, {arch} | " + " | ".join(shown) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -758,13 +766,13 @@ def proof_t2_minimal(sources: Any) -> str:
         "| d | A per seed | A median | B per seed | B median | ratio A / B |",
         "|---|---|---|---|---|---|",
     ]
-    for d in sources.get(WIDTH, "/data/config/dims"):
+    for d in sources.get(WIDTH, "/data/minimal"):
         cells = [str(d)]
         for arch in ("A", "B"):
             seeds = sources.get(WIDTH, f"/data/minimal/{d}/{arch}/per_seed")
             median = sources.get(WIDTH, f"/data/minimal/{d}/{arch}/median")
             cells.append(", ".join(_t2_width(s) for s in seeds))
-            cells.append(f"{_t2_width(median)} = **{_t2_width(median, d)}**")
+            cells.append(f"{_t2_width(median)} = **{_t2_width(median, int(d))}**")
         ratio = sources.get(WIDTH, f"/data/ratio/{d}")
         cells.append("none" if ratio is None else f"**{ratio:.1f}**")
         lines.append("| " + " | ".join(cells) + " |")
@@ -872,6 +880,236 @@ def proof_t2_param_ratio(sources: Any, d: str) -> float:
     return a / sources.get(WIDTH, f"/data/params/{d}/B/non_table")
 
 
+RESULTS = "results.json"
+
+
+def evidence(sources: Any, claim: str, *keys: str | int) -> Any:
+    """A claim's evidence in results.json (``lshsim check``), or a part of it.
+
+    Args:
+        sources: the result files.
+        claim: the claim's id (``T1.a2``).
+        keys: the keys (and list indices) below ``evidence``, each as stored.
+
+    Returns:
+        The value.
+    """
+    path = "".join("/" + quote(str(k).replace("~", "~0").replace("/", "~1")) for k in keys)
+    return sources.get(RESULTS, f"/claims/id={claim}/evidence{path}")
+
+
+def _signed(text: str) -> str:
+    """A number's text with a typographic minus, as the proofs print negative numbers."""
+    return "\u2212" + text[1:] if text.startswith("-") else text
+
+
+def _power_of_two(n: float) -> str:
+    """``n`` as the proofs write it: ``$2^{20}$`` for a power of two from 1024 on."""
+    if isinstance(n, int) and n >= 1024 and n & (n - 1) == 0:
+        return f"$2^{{{n.bit_length() - 1}}}$"
+    return f"{n:g}"
+
+
+def _points(sources: Any, claim: str) -> list[tuple[dict[str, str], str]]:
+    """A claim's per-point evidence entries (``d=2,n=3,a=-0.5``): parsed labels and keys."""
+    out = []
+    for key, value in evidence(sources, claim).items():
+        if isinstance(value, dict) and "estimate" in value and "=" in key:
+            out.append((dict(part.split("=", 1) for part in key.split(",")), key))
+    return out
+
+
+def proof_t1_a2(sources: Any) -> str:
+    """proofs/theorem1.md's table of claim T1.a2: Monte-Carlo estimates against P_vor."""
+    lines = [
+        "| $d$, $n$, $a$ | estimate | se | exact $P_{vor}$ | $z$-score |",
+        "|---|---|---|---|---|",
+    ]
+    for label, key in _points(sources, "T1.a2"):
+        e = evidence(sources, "T1.a2", key)
+        z = _signed(format(e["z_score"], ".2f"))
+        lines.append(
+            f"| {label['d']}, {label['n']}, {_signed(label['a'])} | {e['estimate']:.5f} | "
+            f"{e['se']:.5f} | {e['exact']:.6g} | {z} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def proof_t1_b1(sources: Any) -> str:
+    """proofs/theorem1.md's table of claim T1.b1: min-hash estimates against J + (1 - J)/n."""
+    lines = [
+        "| $l$, $s$, $n$ | $J$ | estimate | se | exact $J + (1-J)/n$ | $z$-score |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, key in _points(sources, "T1.b1"):
+        e = evidence(sources, "T1.b1", key)
+        z = _signed(format(e["z_score"], ".2f"))
+        n = _power_of_two(int(label["n"]))
+        lines.append(
+            f"| {label['l']}, {label['s']}, {n} | {e['jaccard s/(2l-s)']:.5g} | "
+            f"{e['estimate']:.5f} | {e['se']:.5f} | {e['exact']:.6g} | "
+            f"{z} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _coefficient(value: float) -> str:
+    """A theta^2 coefficient of claim T1.d3 (``-0.087200``; ``$6\\times10^{-13}$`` near 0)."""
+    if value == 0:
+        return "0.0"
+    if abs(value) < 1e-6:
+        mantissa, exponent = f"{value:.0e}".split("e")
+        return f"${mantissa}\\times10^{{{int(exponent)}}}$"
+    return _signed(f"{value:#.5g}")
+
+
+def proof_t1_d3(sources: Any) -> str:
+    """proofs/theorem1.md's table of claim T1.d3: lambda_n and the theta^2 coefficient."""
+    ev = evidence(sources, "T1.d3")
+    keys = [k for k, v in ev.items() if k.startswith("n=") and isinstance(v, dict)]
+    rows = [evidence(sources, "T1.d3", k) for k in keys]
+    coefficient = "theta^2 coefficient at theta=1e-3, 1e-4"
+    ns = [_power_of_two(int(k[2:])) for k in keys]
+    lines = ["| $n$ | " + " | ".join(ns) + " |", "|---|" + "---|" * len(ns)]
+    lines.append("| $\\lambda_n$ | " + " | ".join(f"{r['lambda_n']:.6f}" for r in rows) + " |")
+    for i, theta in enumerate(("10^{-3}", "10^{-4}")):
+        cells = " | ".join(_coefficient(r[coefficient][i]) for r in rows)
+        lines.append(f"| $c$ at $\\theta = {theta}$ | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
+def _f_rows(sources: Any, claim: str) -> list[tuple[str, str]]:
+    """A claim's per-``f`` evidence entries (``f=0.1``): ``(f, key)``."""
+    return [(k[2:], k) for k in evidence(sources, claim) if k.startswith("f=") and "," not in k]
+
+
+def proof_t1_d4_ratio(sources: Any) -> str:
+    """proofs/theorem1.md's table of claim T1.d4: ``(rho - (1-f)/(1+f)) ln n / ln ln n``."""
+    log2n = evidence(sources, "T1.d4", "log2 n")
+    lines = [
+        "| $f$ | " + " | ".join(f"$2^{{{k}}}$" for k in log2n) + " |",
+        "|---|" + "---|" * len(log2n),
+    ]
+    for f, key in _f_rows(sources, "T1.d4"):
+        gaps = evidence(sources, "T1.d4", key, "gap")
+        ratios = [
+            g * k * math.log(2) / math.log(k * math.log(2))
+            for g, k in zip(gaps, log2n, strict=True)
+        ]
+        lines.append(f"| {f} | " + " | ".join(f"{r:.3f}" for r in ratios) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def proof_t1_d4_gaps(sources: Any) -> str:
+    """proofs/theorem1.md's table of claim T1.d4: gaps and the Laplace form's log errors."""
+    log2n = evidence(sources, "T1.d4", "log2 n")
+    at = evidence(sources, "T1.d4", "laplace at log2 n")
+    heads = [f"$2^{{{k}}}$" for k in at]
+    lines = [
+        f"| $f$ | gap {heads[0]} | "
+        + " | ".join(heads[1:])
+        + f" | log err {heads[0]} | "
+        + " | ".join(heads[1:])
+        + " |",
+        "|---|" + "---|" * (2 * len(at)),
+    ]
+    for f, key in _f_rows(sources, "T1.d4"):
+        gaps = evidence(sources, "T1.d4", key, "gap")
+        errors = evidence(sources, "T1.d4", key, "laplace log error")
+        by_n = dict(zip(log2n, gaps, strict=True))
+        cells = [f"{by_n[k]:.4f}" if k in by_n else "-" for k in at] + [f"{e:.4f}" for e in errors]
+        lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def proof_t1_g1(sources: Any) -> str:
+    """proofs/theorem1.md's table of claim T1.g1: the cosine moments' errors against the bounds."""
+    lines = [
+        "| $f$, $l$, $d$ | pairs | mean error $\\times d^2$ | var error $\\times d$ | "
+        "distance error $\\times d^2$ | used |",
+        "|---|---|---|---|---|---|",
+    ]
+    ev = evidence(sources, "T1.g1")
+    for key in [k for k, v in ev.items() if k.startswith("f=") and isinstance(v, dict)]:
+        label = dict(part.split("=", 1) for part in key.split(","))
+        f, length = label["f"], int(label["l"])
+        if len(f.split(".")[-1]) > 2:  # a share stored rounded: the fraction s / l
+            f = f"{round(float(f) * length)}/{length}"
+        e = evidence(sources, "T1.g1", key)
+
+        def pm(name: str, digits: int, e: dict = e) -> str:
+            value, se = e[name]
+            return f"{_signed(f'{value:.{digits}f}')} \u00b1 {se:.{digits}f}"
+
+        used = max(e["(|error| + 4 se) / bound"].values())
+        lines.append(
+            f"| {f}, {length}, {label['d']} | {_power_of_two(e['pairs'])} | "
+            f"{pm('mean error x d^2, se x d^2', 3)} | {pm('var relative error x d, se x d', 2)} | "
+            f"{pm('distance relative error x d^2, se x d^2', 3)} | {used:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+#: Evidence numbers the proofs write in powers: name -> (claim, key or keys, ``sciN`` or ``pow2``).
+TEX = {
+    "c1_spread": ("T1.c1", "max relative spread over n", "sci1"),
+    "c2_spread": ("T1.c2", "max relative spread over n", "sci1"),
+    "d1_min": ("T1.d1", "min rho - (1-f)/(1+f)", "sci1"),
+    "d2_argmin_n": ("T1.d2", ("argmin (n, f)", 0), "pow2"),
+    "d2_argmax_n": ("T1.d2", ("argmax (n, f)", 0), "pow2"),
+    "e1_gap": ("T1.e1", "n < V: max relative gap, theory vs exact count of congruent ids", "sci1"),
+    "f1_h": ("T1.f1", "P(2^20, 1.001/2^20) - 1.001/2^20 (< 0: n f_n < 1.001)", "sci1"),
+}
+
+
+#: Digits and minus as superscripts (``10⁻¹⁶``).
+_SUPERSCRIPT = str.maketrans(
+    "-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"
+)
+
+
+def proof_tex(sources: Any, name: str) -> str:
+    """An evidence number of :data:`TEX` as text outside math: ``-2.2 × 10⁻¹⁶``, ``2²⁴``."""
+    claim, path, how = TEX[name]
+    value = evidence(sources, claim, *(path if isinstance(path, tuple) else (path,)))
+    if how == "pow2":
+        if value & (value - 1):
+            return f"{value}"
+        return "2" + str(int(value).bit_length() - 1).translate(_SUPERSCRIPT)
+    mantissa, exponent = f"{value:.{int(how[3:])}e}".split("e")
+    return f"{_signed(mantissa)} \u00d7 10" + str(int(exponent)).translate(_SUPERSCRIPT)
+
+
+def proof_max_abs_z(sources: Any, claim: str) -> float:
+    """The largest ``|z|`` over a claim's Monte-Carlo points."""
+    return max(abs(evidence(sources, claim, key, "z_score")) for _, key in _points(sources, claim))
+
+
+def proof_t1_d4_max_error(sources: Any) -> float:
+    """Claim T1.d4: the largest Laplace log error at the largest ``n`` checked."""
+    return max(
+        evidence(sources, "T1.d4", key, "laplace log error")[-1]
+        for _, key in _f_rows(sources, "T1.d4")
+    )
+
+
+def proof_t1_f2_n2(sources: Any) -> float:
+    """Claim T1.f2: the largest ``|ln P_vor - ln P_sh|`` at ``n = 2`` over its cosines."""
+    return max(
+        abs(v) for v in evidence(sources, "T1.f2", "n = 2: log P_vor - log P_sh at a").values()
+    )
+
+
+def proof_cosine_sd(sources: Any, arg: str) -> float:
+    """The sentence model's measured cosine spread (``sentence_cosine``): ``F,L,D``."""
+    f, length, d = arg.split(",")
+    rows = sources.get("sentence_cosine.json", "/data/rows")
+    for i, row in enumerate(rows):
+        if (row["f"], row["l"], row["d"]) == (float(f), int(length), int(d)):
+            return sources.get("sentence_cosine.json", f"/data/rows/{i}/mc_sd")
+    raise ValueError(f"figures/sentence_cosine.json: no row f={f}, l={length}, d={d}")
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "bench_rows_met": bench_rows_met,
@@ -902,6 +1140,11 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "proof_t2_construction": proof_t2_construction,
     "proof_t2_params": proof_t2_params,
     "proof_t2_param_ratio": proof_t2_param_ratio,
+    "proof_tex": proof_tex,
+    "proof_max_abs_z": proof_max_abs_z,
+    "proof_t1_d4_max_error": proof_t1_d4_max_error,
+    "proof_t1_f2_n2": proof_t1_f2_n2,
+    "proof_cosine_sd": proof_cosine_sd,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
@@ -909,4 +1152,10 @@ TABLES: dict[str, Callable[..., str]] = {
     "tune_datasketch": tune_datasketch,
     "proof_t2_losses": proof_t2_losses,
     "proof_t2_minimal": proof_t2_minimal,
+    "proof_t1_a2": proof_t1_a2,
+    "proof_t1_b1": proof_t1_b1,
+    "proof_t1_d3": proof_t1_d3,
+    "proof_t1_d4_ratio": proof_t1_d4_ratio,
+    "proof_t1_d4_gaps": proof_t1_d4_gaps,
+    "proof_t1_g1": proof_t1_g1,
 }
