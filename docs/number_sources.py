@@ -43,6 +43,7 @@ FILE_KINDS: dict[str, dict[str, str]] = {
     "plan.json": {"": "exact", "seconds": "timing", "rows/*/seconds": "timing"},
     "calibration.json": {"": "monte_carlo", "rows/*/seconds": "timing"},
     "memory_studies.json": {"": "platform", "runs/*/config": "exact"},
+    "memory_long/memory_studies.json": {"": "platform", "runs/*/config": "exact"},
     "tune_datasketch.json": {"": "exact"},
 }
 

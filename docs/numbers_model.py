@@ -451,7 +451,47 @@ def plan_rows_table(sources) -> str:
 
 
 #: name -> function(sources[, arg]) -> number or text.
+def long_span_halfwidth(sources, which: str) -> float:
+    """The five-times-longer studies' span-accuracy interval half-widths, in points: min or max.
+
+    Args:
+        sources: the result files.
+        which: ``min`` or ``max``.
+
+    Returns:
+        ``50 (hi - lo)`` of the accuracy interval, the smallest or largest over the rows.
+    """
+    rows = sources.get("memory_long/memory_studies.json", "/summary/smoke/*/*/accuracy")
+    widths = [50 * (a["hi"] - a["lo"]) for table in rows for a in table]
+    return {"min": min, "max": max}[which](widths)
+
+
+def long_loss_diff(sources, which: str) -> float:
+    """The five-times-longer studies' paired loss differences against the baseline: min or max.
+
+    Args:
+        sources: the result files.
+        which: ``min`` or ``max``.
+
+    Returns:
+        The smallest or largest mean paired difference over the memory variants of both studies.
+    """
+    rows = sources.get("memory_long/memory_studies.json", "/summary/smoke")
+    diffs = [
+        sources.get(
+            "memory_long/memory_studies.json",
+            f"/summary/smoke/{study}/{i}/loss_diff_vs_baseline/mean",
+        )
+        for study, table in rows.items()
+        for i, row in enumerate(table)
+        if "loss_diff_vs_baseline" in row
+    ]
+    return {"min": min, "max": max}[which](diffs)
+
+
 DERIVED: dict[str, Callable[..., Any]] = {
+    "long_loss_diff": long_loss_diff,
+    "long_span_halfwidth": long_span_halfwidth,
     "t5_params_spaced": t5_params_spaced,
     "t5_v11_small_nonembedding": t5_v11_small_nonembedding,
     "t5_table3_departure": t5_table3_departure,

@@ -12,7 +12,8 @@ The opening comment holds a *source* and options:
   ``KEY`` equals ``VALUE``), or ``=NAME`` / ``=NAME:ARG``, a quantity computed from several
   numbers (:data:`docs.number_sources.DERIVED`);
 - reducers applied in order to the value: ``min``, ``max``, ``mean``, ``sum``, ``len``,
-  ``abs``, ``neg``, ``pct`` (times 100), ``sec2min`` (seconds to minutes), ``first``, ``last``;
+  ``abs``, ``neg``, ``pct`` (times 100), ``sec2min`` (seconds to minutes), ``first``, ``last``
+  (a list of lists, from ``*`` under ``*``, is flattened first);
 - the format, ``:SPEC`` (Python's format mini-language; the one rounding rule is Python's
   ``format``: the nearest decimal of the stored binary value, ties to even). Without it a
   number is shown as ``:g`` and text as it is.
@@ -108,6 +109,11 @@ class Number:
     start: int
 
 
+def _flat(value: list) -> list:
+    """A list of lists (``*`` under ``*``) as one list."""
+    return [x for v in value for x in (_flat(v) if isinstance(v, list) else [v])]
+
+
 def render_one(spec: str, sources: Sources) -> tuple[str, str, tuple[str, ...]]:
     """Render one marker's spec.
 
@@ -131,7 +137,7 @@ def render_one(spec: str, sources: Sources) -> tuple[str, str, tuple[str, ...]]:
     for name in reducers:
         if name not in REDUCERS:
             raise ValueError(f"{spec!r}: unknown reducer {name!r}; choose from {sorted(REDUCERS)}")
-        value = REDUCERS[name](value)
+        value = REDUCERS[name](_flat(value) if isinstance(value, list) else value)
     if fmt is None:
         text = value if isinstance(value, str) else format(value, "g")
     else:
