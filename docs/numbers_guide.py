@@ -1059,6 +1059,9 @@ TEX = {
     "d2_argmax_n": ("T1.d2", ("argmax (n, f)", 0), "pow2"),
     "e1_gap": ("T1.e1", "n < V: max relative gap, theory vs exact count of congruent ids", "sci1"),
     "f1_h": ("T1.f1", "P(2^20, 1.001/2^20) - 1.001/2^20 (< 0: n f_n < 1.001)", "sci1"),
+    "h2_log": ("T1.h2", "max |ln P(n, 0) + ln n| (simhash, voronoi, crosspolytope)", "sci1"),
+    "h2_ratio": ("T1.h2", "max |rho_lsh / rho - 1| (same)", "sci1"),
+    "h1_recall": ("T1.h1", ("best recall range", 0), "sci1"),
 }
 
 
@@ -1110,6 +1113,76 @@ def proof_cosine_sd(sources: Any, arg: str) -> float:
     raise ValueError(f"figures/sentence_cosine.json: no row f={f}, l={length}, d={d}")
 
 
+AMPLIFICATION = "amplification.json"
+
+
+def exact_p(sources: Any, family: str, n: int, cosine: float = 0.5) -> float:
+    """A family's exact collision probability at cosine ``a = f`` (``collision_vs_n``)."""
+    panel = f"/data/panels/{family}/exact/{cosine:g}"
+    ns = sources.get("collision_vs_n.json", f"{panel}/n")
+    if n not in ns:
+        raise ValueError(f"figures/collision_vs_n.json: no n = {n} in {panel}")
+    return sources.get("collision_vs_n.json", f"{panel}/p/{ns.index(n)}")
+
+
+def proof_exact_p(sources: Any, arg: str) -> float:
+    """``=proof_exact_p:FAMILY,N``: the exact probability at cosine 0.5 (``collision_vs_n``)."""
+    family, n = arg.split(",")
+    return exact_p(sources, family, int(n))
+
+
+def proof_p1_gap(sources: Any) -> float:
+    """How far (in %) the cross-polytope's ``p1`` lies below Voronoi's at n = 8 and 64, a = 0.5."""
+    return max(
+        100 * (1 - exact_p(sources, "crosspolytope", n) / exact_p(sources, "voronoi", n))
+        for n in (8, 64)
+    )
+
+
+def proof_h1_scheme(sources: Any, arg: str) -> str:
+    """Claim T1.h1's example: a family's best scheme at a = 0.5 and a budget of 2^12.
+
+    Args:
+        sources: the result files (the scheme from ``amplification``, ``p1`` from
+            ``collision_vs_n``).
+        arg: ``FAMILY,PART`` with PART ``n``, ``k``, ``L``, ``recall``, ``hashing`` (inner
+            products to hash a query) or ``candidates`` (expected far candidates).
+
+    Returns:
+        The part, as text.
+    """
+    from lshsim.theory import amplified, hash_cost
+
+    family, part = arg.split(",")
+    i = sources.get(AMPLIFICATION, "/data/cosines").index(0.5)
+    j = sources.get(AMPLIFICATION, "/data/budgets").index(2.0**12)
+    n, k, tables = sources.get(AMPLIFICATION, f"/data/schemes/{family}/{i}/{j}")
+    if part == "recall":
+        return f"{amplified(exact_p(sources, family, n), k, tables):.3f}"
+    if part == "hashing":
+        return f"{tables * k * hash_cost(family, n):g}"
+    if part == "candidates":  # p2 = P(n, 0) = 1/n for these families (claim T1.h2)
+        return f"{tables * sources.get(AMPLIFICATION, '/data/points') / n**k:g}"
+    return str({"n": n, "k": k, "L": tables}[part])
+
+
+def proof_h1_margins(sources: Any) -> str:
+    """Claim T1.h1's margins in ``ln(miss)`` as a percent range (``3 to 13%``)."""
+    ratios = [
+        evidence(sources, "T1.h1", "min ln-miss ratio cross-polytope / simhash where claimed best"),
+        evidence(sources, "T1.h1", "min ln-miss ratio cross-polytope / voronoi"),
+    ]
+    low, high = (round(100 * (r - 1)) for r in sorted(ratios))
+    return f"{low} to {high}%"
+
+
+def proof_pstable_far(sources: Any) -> float:
+    """p-stable's ``P(n, 0)`` at n = 2^10 (exact theory; ``1/n`` for the other families)."""
+    from lshsim.theory import probability
+
+    return probability("pstable", 2**10, 0.0)
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "bench_rows_met": bench_rows_met,
@@ -1145,6 +1218,11 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "proof_t1_d4_max_error": proof_t1_d4_max_error,
     "proof_t1_f2_n2": proof_t1_f2_n2,
     "proof_cosine_sd": proof_cosine_sd,
+    "proof_exact_p": proof_exact_p,
+    "proof_p1_gap": proof_p1_gap,
+    "proof_h1_scheme": proof_h1_scheme,
+    "proof_h1_margins": proof_h1_margins,
+    "proof_pstable_far": proof_pstable_far,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
