@@ -1062,6 +1062,10 @@ TEX = {
     "h2_log": ("T1.h2", "max |ln P(n, 0) + ln n| (simhash, voronoi, crosspolytope)", "sci1"),
     "h2_ratio": ("T1.h2", "max |rho_lsh / rho - 1| (same)", "sci1"),
     "h1_recall": ("T1.h1", ("best recall range", 0), "sci1"),
+    "ng2_gap": ("B.ng2", "max |P(N=1) - q - (1 - s/l)/m|", "sci1"),
+    "ng3_ratio": ("B.ng3", "max |ratio - 1|", "sci1"),
+    "ng4_law": ("B.ng4", "max |law - enumeration|", "sci1"),
+    "ng4_sum": ("B.ng4", "max |P(K=H) - probability|, |sum - 1|", "sci1"),
 }
 
 
@@ -1183,6 +1187,22 @@ def proof_pstable_far(sources: Any) -> float:
     return probability("pstable", 2**10, 0.0)
 
 
+#: Rows of bench_peers.json that the proofs quote, by short name.
+BENCH_ROWS = {
+    "engram2": "engram N=2 H=8 256 x 512 ids: EngramHash.hash",
+    "engram3": "engram N=3 H=8 (deployed) 256 x 512 ids: EngramHash.hash",
+    "ngram2": "ngram family N=2 H=8 256 x 512 ids (a different hash; speed only)",
+}
+
+
+def proof_bench(sources: Any, arg: str) -> float:
+    """A field of a :data:`BENCH_ROWS` row: ``NAME,FIELD`` (``ratio``, ``ours_ms``, ``peer_ms``)."""
+    name, field = arg.split(",")
+    if field.endswith("_ms"):
+        return 1e3 * bench_field(sources, PEERS, BENCH_ROWS[name], field[: -len("_ms")] + "_s")
+    return bench_field(sources, PEERS, BENCH_ROWS[name], field)
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "bench_rows_met": bench_rows_met,
@@ -1223,6 +1243,7 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "proof_h1_scheme": proof_h1_scheme,
     "proof_h1_margins": proof_h1_margins,
     "proof_pstable_far": proof_pstable_far,
+    "proof_bench": proof_bench,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
