@@ -1203,6 +1203,43 @@ def proof_bench(sources: Any, arg: str) -> float:
     return bench_field(sources, PEERS, BENCH_ROWS[name], field)
 
 
+PK2_RATIO = "P_vor(n, a) / P_pk(n, a) (rows: cosine, columns: log2 n)"
+PK2_GAP = "rho_pk - rho_vor at n (same)"
+
+
+def proof_pk2(sources: Any) -> str:
+    """proofs/lookups_beyond.md's table of claim B.pk2: ``P_vor / P_pk`` per cosine and n."""
+    ratios = evidence(sources, "B.pk2", PK2_RATIO)
+    log2n = evidence(sources, "B.pk2", "log2 n")
+    cosines = evidence(sources, "B.pk2", "cosines")
+    lines = [
+        "| a \\ log2 n | " + " | ".join(f"{k}" for k in log2n) + " |",
+        "| --- |" + " --- |" * len(log2n),
+    ]
+    for a, row in zip(cosines, ratios, strict=True):
+        lines.append(f"| {a:g} | " + " | ".join(f"{r:.3f}" for r in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def proof_pk2_gap(sources: Any, which: str) -> str:
+    """Claim B.pk2: the ``min`` or ``max`` of ``rho_pk - rho_vor`` with where (``0.026 (...)``)."""
+    gaps = evidence(sources, "B.pk2", PK2_GAP)
+    cells = [(g, i, j) for i, row in enumerate(gaps) for j, g in enumerate(row)]
+    gap, i, j = (min if which == "min" else max)(cells)
+    a = evidence(sources, "B.pk2", "cosines", i)
+    k = evidence(sources, "B.pk2", "log2 n", j)
+    return f"{gap:.3f} (a = {a:g}, n = 2^{k})"
+
+
+def proof_topk_reduced(sources: Any, arg: str) -> float:
+    """The peers' reduced top-k rows: ``us2^20``, ``us2^10`` (microseconds per trial), ``full``."""
+    flat = "voronoi reduced top-k (k=8, a=0.7) time per trial, n=2^20 / n=2^10"
+    full = "voronoi reduced top-k (k=8, a=0.7) vs full mode, n=2^10, per trial"
+    if arg == "full":
+        return bench_field(sources, PEERS, full, "ratio")
+    return 1e6 * bench_field(sources, PEERS, flat, "ours_s" if arg == "us2^20" else "peer_s")
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "bench_rows_met": bench_rows_met,
@@ -1244,6 +1281,8 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "proof_h1_margins": proof_h1_margins,
     "proof_pstable_far": proof_pstable_far,
     "proof_bench": proof_bench,
+    "proof_pk2_gap": proof_pk2_gap,
+    "proof_topk_reduced": proof_topk_reduced,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
@@ -1257,4 +1296,5 @@ TABLES: dict[str, Callable[..., str]] = {
     "proof_t1_d4_ratio": proof_t1_d4_ratio,
     "proof_t1_d4_gaps": proof_t1_d4_gaps,
     "proof_t1_g1": proof_t1_g1,
+    "proof_pk2": proof_pk2,
 }
