@@ -247,10 +247,19 @@ def _collect(modules: list[Any]) -> tuple[dict, dict]:
 
 
 # The page groups' derived numbers and tables (each module: DERIVED and TABLES dicts).
-from docs import numbers_guide, numbers_model, numbers_probe, numbers_readme  # noqa: E402
+from docs import (  # noqa: E402
+    numbers_guide,
+    numbers_model,
+    numbers_probe,
+    numbers_proofs,
+    numbers_readme,
+    numbers_theorem2,
+)
 
 #: Numbers computed from several result numbers: name -> function of the sources (and an
 #: optional argument, ``=NAME:ARG``). Each reads through :meth:`Sources.get`, so its kind is
 #: derived from what it read.
 #: Tables rendered whole: name -> function of the sources returning Markdown.
-DERIVED, TABLES = _collect([numbers_readme, numbers_model, numbers_probe, numbers_guide])
+DERIVED, TABLES = _collect(
+    [numbers_readme, numbers_model, numbers_probe, numbers_guide, numbers_proofs, numbers_theorem2]
+)

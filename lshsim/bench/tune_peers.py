@@ -5,7 +5,7 @@
   minimises (areas, ``_false_positive_probability`` and ``_false_negative_probability``), the
   true probabilities of that choice (the areas over the intervals' lengths, its issue #129),
   and lshsim's choice with its probabilities; ``experiments/tune_table.py`` writes the table to
-  ``figures/TUNE.md``, which the guide page includes.
+  ``figures/TUNE.md`` (the tune guide renders its table from the JSON: docs/numbers_guide.py).
 * :func:`tune_case` (``experiments/bench_peers.py --only tune``): the same searches timed,
   interleaved; each row checks that lshsim's rates are datasketch's areas normalised (at its
   optimum) and that its objective is no worse than that of datasketch's choice.
