@@ -30,7 +30,10 @@ The docs build renders every page as Sphinx reads it (``docs/conf.py``, the valu
 and the comments dropped), so the site always shows the committed results; the pages' text is
 checked current by ``tests/docs/test_numbers.py`` (README.md is not built). After ``lshsim
 reproduce`` or a benchmark rewrote figures/, ``python docs/render_numbers.py --write`` renders the
-pages again; ``python docs/render_numbers.py`` lists what is stale and exits 1 when anything is.
+pages again; ``python docs/render_numbers.py`` lists what is stale and exits 1 when anything is;
+``--unmarked`` lists the prose numbers that look like results (times, sizes, percentages,
+ratios, decimals of three places) but are typed by hand (:func:`unmarked`; the test allows
+only the inputs and goals it lists).
 """
 
 from __future__ import annotations
@@ -230,6 +233,52 @@ def problems(path: Path, sources: Sources) -> list[str]:
     return out
 
 
+#: What a hand-typed result looks like (the kinds of numbers that drift): a time, a size, a
+#: percentage or a ratio (``1.5x``), or a decimal with three or more places.
+RESULT_LIKE = re.compile(
+    r"(?<![\w.\-/^])[-+−]?\d[\d,]*(?:\.\d+)?(?:[-–]\d[\d,]*(?:\.\d+)?)?"
+    r"(?: ?(?:%|ms\b|s\b|min\b|minutes\b|seconds\b|hours\b|GB\b|GiB\b|MB\b)|x(?![\w\d]))"
+    r"|(?<![\w.\-/^])[-+−]?\d+\.\d{3,}(?![\w.])"
+)
+#: Numbers that look like results but state something else: a confidence level (the number),
+#: or (the text just before it) a goal or threshold after a comparison, a default, an arXiv id.
+NOT_RESULT = re.compile(r"(?:95|99|99\.9)%")
+NOT_RESULT_AFTER = re.compile(r"(?:>=|<=|≥|≤|<|>|goal of|goal's|default|arXiv:?)\s*$")
+#: What :func:`unmarked` blanks out first: marked numbers and tables, code (fenced and
+#: inline), TeX, comments and link targets.
+_NOT_PROSE = [
+    TABLE,
+    MARKER,
+    re.compile(r"(?ms)^(```|~~~).*?^\1"),
+    re.compile(r"(?s)\$\$.*?\$\$"),
+    re.compile(r"`[^`\n]*`"),
+    re.compile(r"\$[^$\n]+\$"),
+    re.compile(r"(?s)<!--.*?-->"),
+    re.compile(r"\]\([^)]*\)"),
+]
+
+
+def unmarked(text: str) -> list[tuple[int, str, str]]:
+    """Numbers in a page's prose that look like results but are not rendered from figures/.
+
+    Args:
+        text: the page.
+
+    Returns:
+        ``(line, number, the line's text)`` for each, in page order; the blanked-out parts keep
+        their line breaks, so line numbers are the page's.
+    """
+    for pattern in _NOT_PROSE:
+        text = pattern.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        for m in RESULT_LIKE.finditer(line):
+            before = line[max(0, m.start() - 12) : m.start()]
+            if not NOT_RESULT.fullmatch(m.group(0)) and not NOT_RESULT_AFTER.search(before):
+                out.append((i, m.group(0), line.strip()))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Check the pages' numbers, or write them (``--write``).
 
@@ -242,7 +291,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--write", action="store_true", help="render the pages in place")
     parser.add_argument("--figures", type=Path, default=ROOT / "figures", help="result folder")
+    parser.add_argument(
+        "--unmarked", action="store_true", help="list prose numbers that look like results"
+    )
     args = parser.parse_args(argv)
+    if args.unmarked:
+        for path in pages():
+            for line, number, text in unmarked(path.read_text(encoding="utf-8")):
+                print(f"{path.relative_to(ROOT)}:{line}: {number}  | {text[:90]}")
+        return 0
     sources = Sources(args.figures)
     found = []
     for path in pages():
