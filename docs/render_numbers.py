@@ -51,7 +51,7 @@ from docs.number_sources import Sources
 
 ROOT = Path(__file__).resolve().parents[1]
 #: ``<!--r SOURCE [REDUCER ...] [:SPEC]-->TEXT<!--/r-->``.
-MARKER = re.compile(r"<!--r (?P<spec>[^>]*?)\s*-->(?P<text>.*?)<!--/r-->", re.S)
+MARKER = re.compile(r"<!--r (?P<spec>[^>]*?)\s*-->(?P<text>(?:(?!<!--).)*?)<!--/r-->", re.S)
 #: ``<!--table NAME-->`` ... ``<!--/table-->``, each on a line of its own.
 TABLE = re.compile(r"(?m)^<!--table (?P<name>[\w.-]+)-->\n(?P<text>(?:.*\n)*?)<!--/table-->$")
 #: The kinds that must be shown with their caveat and machine.
@@ -213,6 +213,8 @@ def problems(path: Path, sources: Sources) -> list[str]:
     text = path.read_text(encoding="utf-8")
     name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
     out = []
+    if text.count("<!--r ") != len(MARKER.findall(text)):
+        out.append(f"{name}: a <!--r ...--> marker without its <!--/r--> (or holding a comment)")
     for m in TABLE.finditer(text):
         if sources.table(m.group("name")) != m.group("text"):
             out.append(f"{name}: table {m.group('name')} is stale")
