@@ -45,6 +45,8 @@ FILE_KINDS: dict[str, dict[str, str]] = {
     "memory_studies.json": {"": "platform", "runs/*/config": "exact"},
     "memory_long/memory_studies.json": {"": "platform", "runs/*/config": "exact"},
     "tune_datasketch.json": {"": "exact"},
+    "cost_small.json": {"": "exact", "seconds": "timing"},
+    "plan_layouts.json": {"": "exact", "plans/*/compile_seconds": "timing"},
 }
 
 #: Studies trained with torch (Hugging Face ``transformers``), not XLA.
