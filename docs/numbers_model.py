@@ -1,5 +1,7 @@
 """Derived numbers and tables of model.md and scaleout.md (``docs/render_numbers.py``).
 
+estimation.md quotes a memory estimate through :func:`model_bytes_text` too.
+
 Each derived number is a function of a :class:`docs.number_sources.Sources` (and an optional
 text argument) that reads the result files through ``sources.get``; each table returns
 Markdown. Names are unique across the ``docs/numbers_*.py`` modules.
@@ -103,6 +105,49 @@ def t5_table3_departure(sources) -> float:
         for part, want in zip(("embedding", "non_embedding"), paper, strict=True):
             worst = max(worst, abs(ours[part] / want - 1))
     return worst
+
+
+def spaced(sources, source: str) -> str:
+    """An integer at a source (``FILE#/POINTER``) with its digits spaced (``4 976``)."""
+    return _spaced(sources.value(source))
+
+
+def model_bytes_text(sources, arg: str) -> str:
+    """``train``'s memory estimate of a step, as its refusal prints it (``87.2 GB``).
+
+    Args:
+        sources: the result files (unused: the estimate is a closed form of its inputs).
+        arg: ``CONFIG,BATCH,INPUT_LENGTH,TARGET_LENGTH``.
+
+    Returns:
+        :func:`lshsim._memory.format_bytes` of :func:`lshsim.t5.budget.model_bytes`.
+    """
+    from lshsim._memory import format_bytes
+    from lshsim.t5.budget import model_bytes
+
+    config, *sizes = _args(arg)
+    return format_bytes(model_bytes(config, *(int(n) for n in sizes)))
+
+
+def activation_bytes_text(sources, config: str) -> str:
+    """``train``'s estimate of a config's step activations at its defaults (``221 MB``).
+
+    Args:
+        sources: the result files (unused: the estimate is a closed form of the config).
+        config: a config name.
+
+    Returns:
+        :func:`lshsim._memory.format_bytes` of :func:`lshsim.t5.budget.activation_bytes` at the
+        config's batch and input length and the targets span corruption gives it.
+    """
+    from lshsim._memory import format_bytes
+    from lshsim.t5.budget import activation_bytes
+    from lshsim.t5.configs import get_config
+    from lshsim.t5.data.spans import compute_input_and_target_lengths
+
+    cfg = get_config(config)
+    target = compute_input_and_target_lengths(cfg.input_length)[1]
+    return format_bytes(activation_bytes(cfg, cfg.batch_size, cfg.input_length, target))
 
 
 # --- model.md: against Hugging Face, GPU ------------------------------------------------------
@@ -292,6 +337,27 @@ def plan_cpu_seconds(sources, layout: str) -> float:
     return sources.get("bench_peers.json", f"{row}/{'ours_s' if layout == 'scanned' else 'peer_s'}")
 
 
+def plan_layout_gb(sources, name: str) -> float:
+    """GB (1e9 bytes) per device of a variation in plan_layouts.json (``gather``, ...)."""
+    return sources.get("plan_layouts.json", f"/plans/{name}/per_device_bytes") / 1e9
+
+
+# --- model.md: XLA's FLOPs per token (cost_small.json) ------------------------------------------
+
+COST = "cost_small.json"
+
+
+def cost_flops_extra(sources, name: str) -> float:
+    """A variant's extra forward FLOPs per token over the baseline in cost_small.json."""
+    return sources.get(COST, f"/rows/name={name}/ratio") - 1
+
+
+def cost_train_agreement(sources) -> float:
+    """The largest difference between a variant's forward and training FLOPs ratios."""
+    forward, train = (sources.get(COST, f"/rows/*/{k}") for k in ("ratio", "train_ratio"))
+    return max(abs(f - t) for f, t in zip(forward, train, strict=True))
+
+
 # --- tables ----------------------------------------------------------------------------------
 
 
@@ -450,7 +516,34 @@ def plan_rows_table(sources) -> str:
     return "\n".join(lines)
 
 
-#: name -> function(sources[, arg]) -> number or text.
+#: cost_small.json's variant names -> the page's labels.
+COST_LABELS = {
+    "altup K=2": "AltUp K=2 (wide: Table 3's model)",
+    "altup K=4": "AltUp K=4 (wide)",
+    "altup K=2 (collapsed)": "AltUp K=2, `--cross sum --output sum`",
+    "sameup K=2": "SameUp K=2 (wide)",
+    "sum K=2": "Sum K=2",
+    "tokenid rank 0": "Token-ID, rank 0",
+    "softmax rank 128, 64 buckets": "Softmax, rank 128, 64 buckets",
+    "lsh rank 128, 128 buckets": "LSH, rank 128, 128 buckets",
+    "productkey 1024 slots, top-2": "product keys, 1024 slots, top-2",
+    "ngram N=2, 2 heads x 1024 rows": "n-grams, N=2, 2 heads x 1024 rows",
+    "engram N=3, 2 heads x 1024 rows": "Engram, N=3, 2 heads x 1024 rows",
+    "plain width 2d": "plain transformer, width 2d",
+    "plain width 4d": "plain transformer, width 4d",
+}
+
+
+def cost_compare_table(sources) -> str:
+    """cost_small.json: XLA's forward FLOPs per token of every variant, against the baseline."""
+    lines = ["| variant | FLOPs/token | vs baseline |", "| --- | ---: | ---: |"]
+    for i, name in enumerate(sources.get(COST, "/rows/*/name")):
+        flops = sources.get(COST, f"/rows/{i}/flops_per_token")
+        ratio = sources.get(COST, f"/rows/{i}/ratio")
+        lines.append(f"| {COST_LABELS.get(name, name)} | {flops:.3E} | {ratio:.3f} |")
+    return "\n".join(lines)
+
+
 def long_span_halfwidth(sources, which: str) -> float:
     """The five-times-longer studies' span-accuracy interval half-widths, in points: min or max.
 
@@ -489,6 +582,7 @@ def long_loss_diff(sources, which: str) -> float:
     return {"min": min, "max": max}[which](diffs)
 
 
+#: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "long_loss_diff": long_loss_diff,
     "long_span_halfwidth": long_span_halfwidth,
@@ -513,6 +607,12 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "plan_gb": plan_gb,
     "plan_multi_device": plan_multi_device,
     "plan_cpu_seconds": plan_cpu_seconds,
+    "plan_layout_gb": plan_layout_gb,
+    "spaced": spaced,
+    "model_bytes_text": model_bytes_text,
+    "activation_bytes_text": activation_bytes_text,
+    "cost_flops_extra": cost_flops_extra,
+    "cost_train_agreement": cost_train_agreement,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
@@ -520,4 +620,5 @@ TABLES: dict[str, Callable[..., str]] = {
     "memory_step_time": memory_step_time_table,
     "memory_studies_smoke": memory_studies_table,
     "plan_rows": plan_rows_table,
+    "cost_compare": cost_compare_table,
 }
