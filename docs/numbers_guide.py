@@ -42,14 +42,9 @@ def _digits(value: float) -> str:
     return f"{value:.{decimals}f}"
 
 
-def _times(value: float) -> str:
-    """A ratio as the table shows it, with ``x``."""
-    return _digits(value) + "x"
-
-
 #: How a speed.md cell shows a row: its value and its goal, from the row's fields.
 _UNITS: dict[str, tuple[Callable[[Callable[[str], Any]], str], Callable[..., str]]] = {
-    "x": (lambda f: _times(f("ratio")), lambda f: f"{f('goal_op')} {f('goal_value'):g}x"),
+    "x": (lambda f: _digits(f("ratio")) + "x", lambda f: f"{f('goal_op')} {f('goal_value'):g}x"),
     "pct": (
         lambda f: f"{100 * f('ratio'):.0f}%",
         lambda f: f"{f('goal_op')} {100 * f('goal_value'):g}%",
@@ -619,6 +614,15 @@ def guide_pstable_lsh_ratio(sources: Any) -> float:
     return guide_pstable_rho_lsh(sources) / guide_rho_at_half(sources, "pstable")
 
 
+def guide_cli_default(sources: Any, name: str) -> float:
+    """``sweep_timeout``, ``sweep_part_rows`` (``lshsim sweep``) or ``launch_timeout`` (the
+    studies' ``--launcher dask``): the constant that the option's help shows as its default."""
+    from lshsim.launch.launchers import TIMEOUT as LAUNCH
+    from lshsim.sweep.execute import BATCH, TIMEOUT
+
+    return {"sweep_timeout": TIMEOUT, "sweep_part_rows": BATCH, "launch_timeout": LAUNCH}[name]
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "bench_rows_met": bench_rows_met,
@@ -636,6 +640,7 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "guide_rho_at_half": guide_rho_at_half,
     "guide_pstable_rho_lsh": guide_pstable_rho_lsh,
     "guide_pstable_lsh_ratio": guide_pstable_lsh_ratio,
+    "guide_cli_default": guide_cli_default,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
