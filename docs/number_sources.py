@@ -45,6 +45,14 @@ FILE_KINDS: dict[str, dict[str, str]] = {
     "memory_studies.json": {"": "platform", "runs/*/config": "exact"},
     "memory_long/memory_studies.json": {"": "platform", "runs/*/config": "exact"},
     "tune_datasketch.json": {"": "exact"},
+    "rotation_gap.json": {
+        "": "monte_carlo",
+        **{k: "exact" for k in ("command", "machine", "settings")},
+        **{f"{run}/*/{k}": "exact" for run in ("rows", "rerun") for k in ("d", "n", "cosine")},
+        **{f"{run}/*/gaussian_projection": "exact" for run in ("rows", "rerun")},
+        **{f"{run}/*/seconds": "timing" for run in ("rows", "rerun")},
+    },
+    "claim_mutations.json": {"": "monte_carlo", "command": "exact"},
     "cost_small.json": {"": "exact", "seconds": "timing"},
     "plan_layouts.json": {"": "exact", "plans/*/compile_seconds": "timing"},
 }

@@ -436,6 +436,146 @@ def proof_topk_reduced(sources: Any, arg: str) -> float:
     return 1e6 * bench_field(sources, PEERS, flat, "ours_s" if arg == "us2^20" else "peer_s")
 
 
+ROTATION = "rotation_gap.json"
+#: The rotations rotation_gap.json compares with the Gaussian projection.
+ROTATIONS = ("orthogonal", "hadamard")
+
+
+def _rotation_row(sources: Any, d: str, n: str, a: str, rotation: str, run: str = "rows") -> str:
+    """The pointer of one row of rotation_gap.json (``run``: ``rows`` or ``rerun``)."""
+    keys = zip(
+        sources.get(ROTATION, f"/{run}/*/d"),
+        sources.get(ROTATION, f"/{run}/*/n"),
+        sources.get(ROTATION, f"/{run}/*/cosine"),
+        sources.get(ROTATION, f"/{run}/*/rotation"),
+        strict=True,
+    )
+    want = (int(d), int(n), float(a), rotation)
+    hits = [i for i, key in enumerate(keys) if key == want]
+    if len(hits) != 1:
+        raise ValueError(f"figures/{ROTATION}: {len(hits)} {run} at {want}, not one")
+    return f"/{run}/{hits[0]}"
+
+
+def _rotation_cell(row: dict) -> str:
+    """A row's estimate and 95% interval: ``0.3317 [0.3252, 0.3383]``."""
+    low, high = row["ci"]
+    return f"{row['estimate']:.4f} [{low:.4f}, {high:.4f}]"
+
+
+def _percent(value: float, digits: int) -> str:
+    """A signed percentage of a fraction, as the proofs print it: ``−25.4%``, ``+0.3%``."""
+    return _signed(f"{100 * value:+.{digits}f}%")
+
+
+def proof_rotation(sources: Any, arg: str) -> Any:
+    """A rotation_gap.json row's field: ``D,N,A,ROTATION,FIELD[,RUN]``.
+
+    Args:
+        sources: the result files.
+        arg: the row's ``d``, ``n``, cosine and rotation; FIELD ``estimate``, ``ms`` (wall
+            time per pair, milliseconds), ``cell`` (``0.3317 [0.3252, 0.3383]``) or ``gapN``
+            (the relative gap in percent with N decimals, signed: ``−25.4%``); RUN ``rows``
+            (default) or ``rerun``.
+
+    Returns:
+        The number, or the text of ``cell`` and ``gapN``.
+    """
+    d, n, a, rotation, field, *run = arg.split(",")
+    row = _rotation_row(sources, d, n, a, rotation, *run)
+    if field == "ms":
+        seconds = sources.get(ROTATION, f"{row}/seconds")
+        return 1e3 * seconds / sources.get(ROTATION, f"{row}/samples")
+    if field == "cell":
+        return _rotation_cell(sources.get(ROTATION, row))
+    if field.startswith("gap"):
+        return _percent(sources.get(ROTATION, f"{row}/relative_gap"), int(field[3:]))
+    return sources.get(ROTATION, f"{row}/{field}")
+
+
+def _m_over_d(n: float, d: float) -> str:
+    """``m/d`` with ``m = n/2`` as a fraction (``1/8``), or a decimal for non-integer inputs."""
+    from fractions import Fraction
+
+    if isinstance(n, int) and isinstance(d, int) and d > 0:
+        return str(Fraction(n // 2, d))
+    return f"{n / 2 / d:g}"
+
+
+def proof_rotation_table(sources: Any) -> str:
+    """proofs/lsh_exponent.md's table of the rotations' measured gaps (rotation_gap.json)."""
+    lines = [
+        "| d | n | m/d | a | rotation | estimate [95% CI] | gaussian-projection (exact) "
+        "| gap | z |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for i, _ in enumerate(sources.get(ROTATION, "/rows")):
+        row = sources.get(ROTATION, f"/rows/{i}")
+        lines.append(
+            f"| {row['d']} | {row['n']} | {_m_over_d(row['n'], row['d'])} | {row['cosine']:g} | "
+            f"{row['rotation']} | {_rotation_cell(row)} | {row['gaussian_projection']:.4f} | "
+            f"{_percent(row['relative_gap'], 1)} | {_signed(format(row['z'], '+.1f'))} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def proof_rotation_both(sources: Any, arg: str) -> str:
+    """Both rotations' estimates at ``D,N,A`` to 3 decimals: one number where they agree."""
+    shown = {f"{proof_rotation(sources, f'{arg},{r},estimate'):.3f}" for r in ROTATIONS}
+    return " and ".join(sorted(shown))
+
+
+def proof_rotation_gap_range(sources: Any, arg: str) -> str:
+    """The range of both rotations' ``|gap|`` at ``D,N,A[,RUN]`` in whole percent (``28-31%``)."""
+    d, n, a, *run = arg.split(",")
+    gaps = [
+        abs(100 * sources.get(ROTATION, _rotation_row(sources, d, n, a, r, *run) + "/relative_gap"))
+        for r in ROTATIONS
+    ]
+    low, high = (f"{g:.0f}" for g in sorted(gaps))
+    return f"{low}%" if low == high else f"{low}-{high}%"
+
+
+def proof_rotation_max_gap(sources: Any, ratio: str) -> float:
+    """The largest ``|gap|`` (percent) of the main table's rows at ``m/d`` = RATIO (``1/8``)."""
+    rows = sources.get(ROTATION, "/rows")
+    return max(
+        abs(100 * sources.get(ROTATION, f"/rows/{i}/relative_gap"))
+        for i, r in enumerate(rows)
+        if _m_over_d(r["n"], r["d"]) == ratio
+    )
+
+
+def proof_rotation_excursion(sources: Any, arg: str) -> float:
+    """How far apart the first run and the rerun of ``D,N,A,ROTATION`` are, in standard errors.
+
+    The difference of the two estimates over its standard error, both estimates' binomial
+    variances taken at their pooled value (a two-sample z).
+    """
+    d, n, a, rotation = arg.split(",")
+    first = sources.get(ROTATION, _rotation_row(sources, d, n, a, rotation))
+    again = sources.get(ROTATION, _rotation_row(sources, d, n, a, rotation, "rerun"))
+    n1, n2 = first["samples"], again["samples"]
+    pooled = (first["estimate"] * n1 + again["estimate"] * n2) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    return (first["estimate"] - again["estimate"]) / se
+
+
+def proof_pstable_q0(sources: Any) -> float:
+    """p-stable's per-direction probability at distance sqrt 2 (a = 0), w = 4, radix 2."""
+    from lshsim.laws.closed_forms import pstable_direction_probability
+
+    return pstable_direction_probability(math.sqrt(2.0), 4.0, 2)
+
+
+def proof_hash_cost(sources: Any, arg: str) -> float:
+    """Inner products per cross-polytope hash: ``N,D,ROTATION`` (``lshsim.theory.hash_cost``)."""
+    from lshsim.theory import hash_cost
+
+    n, d, rotation = arg.split(",")
+    return hash_cost("crosspolytope", int(n), dim=int(d), rotation=rotation)
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "proof_coverage": proof_coverage,
@@ -455,6 +595,13 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "proof_bench": proof_bench,
     "proof_pk2_gap": proof_pk2_gap,
     "proof_topk_reduced": proof_topk_reduced,
+    "proof_rotation": proof_rotation,
+    "proof_rotation_both": proof_rotation_both,
+    "proof_rotation_gap_range": proof_rotation_gap_range,
+    "proof_rotation_max_gap": proof_rotation_max_gap,
+    "proof_rotation_excursion": proof_rotation_excursion,
+    "proof_pstable_q0": proof_pstable_q0,
+    "proof_hash_cost": proof_hash_cost,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
@@ -465,4 +612,5 @@ TABLES: dict[str, Callable[..., str]] = {
     "proof_t1_d4_gaps": proof_t1_d4_gaps,
     "proof_t1_g1": proof_t1_g1,
     "proof_pk2": proof_pk2,
+    "proof_rotation_table": proof_rotation_table,
 }
