@@ -15,7 +15,7 @@ import json
 import pytest
 
 from docs.number_sources import TABLES, Sources, pointer
-from docs.render_numbers import MARKER, TABLE, numbers, pages, problems, render
+from docs.render_numbers import MARKER, TABLE, numbers, pages, problems, render, unmarked
 from tests.docs.examples import ROOT
 
 FIGURES = ROOT / "figures"
@@ -130,6 +130,12 @@ def test_the_docs_build_renders_and_drops_the_markers(sources):
     assert text[0] == f"loss {expected}"
 
 
+def test_an_unclosed_marker_is_refused(sources, tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("loss <!--r routing_trained.json#/data/train/steps-->400 and more\n", "utf-8")
+    assert any("without its" in p for p in problems(page, sources))
+
+
 def test_a_bad_source_names_itself(sources):
     for spec, words in [
         ("nothere.json#/a", "no such result file"),
@@ -145,3 +151,46 @@ def test_ci_runs_are_records_of_ci():
     runs = json.loads((FIGURES / "ci_runs.json").read_text(encoding="utf-8"))["runs"]
     assert runs and all(isinstance(r["seconds"], int) and r["seconds"] > 0 for r in runs)
     assert len({r["commit"] for r in runs}) == len(runs)
+
+
+#: Numbers of the prose that look like results but are inputs, goals or outside facts:
+#: ``{page: {number: why}}`` (a number listed is allowed anywhere on its page).
+NOT_RESULTS = {
+    "README.md": {
+        "2 minutes": "reproduce --quick's time, checked against its --help (test_checklist)",
+        "400 s": "issue 43's goal",
+    },
+    "docs/guide/install.md": {"2 minutes": "the same --quick time (test_checklist checks it)"},
+    "docs/guide/model.md": {
+        **{p: "the paper's Table 3 slow-downs (its own values)" for p in ("39%", "24%", "19%")},
+        "19-39%": "the same, as a range",
+    },
+    "docs/guide/probe.md": {"1%": "a frequency band's definition", "9%": "the same"},
+    "docs/guide/scaleout.md": {
+        "75%": "JAX's preallocation default on a GPU (an outside fact)",
+        "80 GB": "an H100's memory (an outside fact)",
+    },
+    "proofs/frequency.md": {"1%": "a frequency band's definition", "10%": "the same"},
+    "proofs/theorem1.md": {"10%": "a mutation's size", "1%": "a mutation's size"},
+    "proofs/theorem2.md": {"1%": "the learning rate's cosine decay (an input)"},
+}
+
+
+def test_no_hand_typed_result_number():
+    """Times, sizes, percentages, ratios and 3-decimal numbers in prose come from figures/."""
+    found = [
+        f"{name}:{line}: {number}  | {text[:80]}"
+        for name, path in PAGES.items()
+        for line, number, text in unmarked(path.read_text(encoding="utf-8"))
+        if number not in NOT_RESULTS.get(name, {})
+    ]
+    assert not found, "hand-typed (mark them, docs/render_numbers.py):\n" + "\n".join(found)
+
+
+def test_the_hand_typed_search_finds_what_it_should():
+    text = "took 1130 s, 2.3x faster, 60.1 GB, +1.6% and 0.04858\n"
+    assert [n for _, n, _ in unmarked(text)] == ["1130 s", "2.3x", "60.1 GB", "+1.6%", "0.04858"]
+    quiet = "the 95% interval, the goal of 1.5x, >= 1.7x, `took 3 s`, arXiv:1602.06922, 4 x 32\n"
+    assert unmarked(quiet) == []
+    marked = "<!--r ci_runs.json#/runs/0/seconds-->842<!--/r--> s\n"
+    assert unmarked(marked) == []
