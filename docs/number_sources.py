@@ -52,7 +52,9 @@ FILE_KINDS: dict[str, dict[str, str]] = {
         **{f"{run}/*/gaussian_projection": "exact" for run in ("rows", "rerun")},
         **{f"{run}/*/seconds": "timing" for run in ("rows", "rerun")},
     },
+    "halves_dependence.json": {"": "monte_carlo", "command": "exact", "settings": "exact"},
     "claim_mutations.json": {"": "monte_carlo", "command": "exact"},
+    "topk_grid_check.json": {"": "exact"},
     "cost_small.json": {"": "exact", "seconds": "timing"},
     "plan_layouts.json": {"": "exact", "plans/*/compile_seconds": "timing"},
 }

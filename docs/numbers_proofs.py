@@ -576,6 +576,24 @@ def proof_hash_cost(sources: Any, arg: str) -> float:
     return hash_cost("crosspolytope", int(n), dim=int(d), rotation=rotation)
 
 
+def proof_sci(sources: Any, arg: str) -> str:
+    """A number as the proofs write it in prose, ``1.3e-7``: ``FILE#/POINTER,REDUCER,DIGITS``.
+
+    Args:
+        sources: the result files.
+        arg: the source, ``min``, ``max`` or ``one`` (a list's smallest, largest, or a single
+            number) and the digits after the point.
+
+    Returns:
+        The text, the exponent without padding (``1.3e-7``, not ``1.3e-07``).
+    """
+    source, reducer, digits = arg.split(",")
+    value = sources.value(source)
+    value = {"min": min, "max": max, "one": lambda v: v}[reducer](value)
+    mantissa, exponent = f"{value:.{int(digits)}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "proof_coverage": proof_coverage,
@@ -602,6 +620,7 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "proof_rotation_excursion": proof_rotation_excursion,
     "proof_pstable_q0": proof_pstable_q0,
     "proof_hash_cost": proof_hash_cost,
+    "proof_sci": proof_sci,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
