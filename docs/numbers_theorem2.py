@@ -211,6 +211,28 @@ def proof_t2_param_ratio(sources: Any, d: str) -> float:
     return a / sources.get(WIDTH, f"/data/params/{d}/B/non_table")
 
 
+def proof_t2_construction_ratio(sources: Any, arg: str) -> float:
+    """Part (f): A's non-table parameters over B's at the construction widths: ``D,DEPTH``.
+
+    Args:
+        sources: the result files (not read: the counts are closed forms).
+        arg: ``d`` and the students' depth ``D``.
+
+    Returns:
+        ``param_counts`` of A at width ``2d`` over B's at width ``d`` (the tables left out).
+    """
+    from lshsim.theorems.theorem2.bounds import param_counts
+
+    d, depth = (int(x) for x in arg.split(","))
+    a = param_counts("A", d, 2 * d, depth, 1)["non_table"]
+    return a / param_counts("B", d, d, depth, 1)["non_table"]
+
+
+def proof_t2_limit_ratio(sources: Any, depth: str) -> float:
+    """Part (f): the ratio's limit as ``d`` grows, ``(8 D + 2) / (2 D + 1)``."""
+    return (8 * int(depth) + 2) / (2 * int(depth) + 1)
+
+
 #: name -> function(sources[, arg]) -> number or text.
 DERIVED: dict[str, Callable[..., Any]] = {
     "proof_t2_median": proof_t2_median,
@@ -222,6 +244,8 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "proof_t2_construction": proof_t2_construction,
     "proof_t2_params": proof_t2_params,
     "proof_t2_param_ratio": proof_t2_param_ratio,
+    "proof_t2_construction_ratio": proof_t2_construction_ratio,
+    "proof_t2_limit_ratio": proof_t2_limit_ratio,
 }
 #: name -> function(sources) -> Markdown table.
 TABLES: dict[str, Callable[..., str]] = {
