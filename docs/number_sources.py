@@ -55,6 +55,7 @@ FILE_KINDS: dict[str, dict[str, str]] = {
     "halves_dependence.json": {"": "monte_carlo", "command": "exact", "settings": "exact"},
     "claim_mutations.json": {"": "monte_carlo", "command": "exact"},
     "topk_grid_check.json": {"": "exact"},
+    "window_design_effect.json": {"": "monte_carlo", "command": "exact"},
     "cost_small.json": {"": "exact", "seconds": "timing"},
     "plan_layouts.json": {"": "exact", "plans/*/compile_seconds": "timing"},
 }
