@@ -56,6 +56,13 @@ FILE_KINDS: dict[str, dict[str, str]] = {
     "claim_mutations.json": {"": "monte_carlo", "command": "exact"},
     "topk_grid_check.json": {"": "exact"},
     "window_design_effect.json": {"": "monte_carlo", "command": "exact"},
+    "engram_checks.json": {
+        "": "monte_carlo",
+        "command": "exact",
+        "heads_law/points/*/law": "exact",
+        "heads_law/points/*/all heads/law": "exact",
+        "small_primes/law": "exact",
+    },
     "cost_small.json": {"": "exact", "seconds": "timing"},
     "plan_layouts.json": {"": "exact", "plans/*/compile_seconds": "timing"},
 }
