@@ -56,6 +56,7 @@ FILE_KINDS: dict[str, dict[str, str]] = {
     "claim_mutations.json": {"": "monte_carlo", "command": "exact"},
     "topk_grid_check.json": {"": "exact"},
     "window_design_effect.json": {"": "monte_carlo", "command": "exact"},
+    "theorem1_library.json": {"": "exact", "command": "exact", "moments": "monte_carlo"},
     "engram_checks.json": {
         "": "monte_carlo",
         "command": "exact",

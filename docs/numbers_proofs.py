@@ -268,16 +268,32 @@ _SUPERSCRIPT = str.maketrans(
 )
 
 
-def proof_tex(sources: Any, name: str) -> str:
-    """An evidence number of :data:`TEX` as text outside math: ``-2.2 × 10⁻¹⁶``, ``2²⁴``."""
-    claim, path, how = TEX[name]
-    value = evidence(sources, claim, *(path if isinstance(path, tuple) else (path,)))
+def _powers(value: float, how: str) -> str:
+    """``value`` in powers outside math: ``sciN`` (``-2.2 × 10⁻¹⁶``) or ``pow2`` (``2²⁴``)."""
     if how == "pow2":
         if value & (value - 1):
             return f"{value}"
         return "2" + str(int(value).bit_length() - 1).translate(_SUPERSCRIPT)
     mantissa, exponent = f"{value:.{int(how[3:])}e}".split("e")
     return f"{_signed(mantissa)} \u00d7 10" + str(int(exponent)).translate(_SUPERSCRIPT)
+
+
+def proof_tex(sources: Any, name: str) -> str:
+    """An evidence number of :data:`TEX` as text outside math: ``-2.2 × 10⁻¹⁶``, ``2²⁴``."""
+    claim, path, how = TEX[name]
+    return _powers(evidence(sources, claim, *(path if isinstance(path, tuple) else (path,))), how)
+
+
+def proof_power(sources: Any, arg: str) -> str:
+    """Any number in powers outside math: ``FILE#/POINTER,sciN`` (``−1.67 × 10⁴``) or ``,pow2``."""
+    source, how = arg.rsplit(",", 1)
+    return _powers(sources.value(source), how)
+
+
+def proof_signed(sources: Any, arg: str) -> str:
+    """A number with a typographic minus: ``FILE#/POINTER,SPEC`` (``SPEC`` as ``format``'s)."""
+    source, spec = arg.rsplit(",", 1)
+    return _signed(format(sources.value(source), spec))
 
 
 def proof_max_abs_z(sources: Any, claim: str) -> float:
@@ -308,6 +324,42 @@ def proof_cosine_sd(sources: Any, arg: str) -> float:
         if (row["f"], row["l"], row["d"]) == (float(f), int(length), int(d)):
             return sources.get("sentence_cosine.json", f"/data/rows/{i}/mc_sd")
     raise ValueError(f"figures/sentence_cosine.json: no row f={f}, l={length}, d={d}")
+
+
+def proof_t1_d4_at(sources: Any, arg: str) -> list[float]:
+    """Claim T1.d4 over its ``f``: ``gap,K`` (the gaps at ``n = 2^K``) or ``ratio,K`` (the gap
+    times ``ln n / ln ln n``), a list for the reducers (``min``, ``max``)."""
+    what, k = arg.split(",")
+    i = evidence(sources, "T1.d4", "log2 n").index(int(k))
+    gaps = [evidence(sources, "T1.d4", key, "gap", i) for _, key in _f_rows(sources, "T1.d4")]
+    if what == "gap":
+        return gaps
+    ln = int(k) * math.log(2)
+    return [g * ln / math.log(ln) for g in gaps]
+
+
+def proof_t1_g1_errors(sources: Any, arg: str) -> list[float]:
+    """Claim T1.g1's scaled errors at ``f`` in ``[FMIN, FMAX]``: ``mean|var,FMIN,FMAX[,/d]``.
+
+    Args:
+        sources: the result files.
+        arg: ``mean`` (error times ``d^2``) or ``var`` (relative error times ``d``), the range
+            of ``f``, and ``/d`` to divide the scaled variance error by ``d`` again (``e_v``).
+
+    Returns:
+        The values, in evidence order (a list for the reducers ``min``, ``max``).
+    """
+    what, low, high, *per_d = arg.split(",")
+    name = {"mean": "mean error x d^2, se x d^2", "var": "var relative error x d, se x d"}[what]
+    out = []
+    for key, value in evidence(sources, "T1.g1").items():
+        if not (isinstance(value, dict) and key.startswith("f=")):
+            continue
+        label = dict(part.split("=", 1) for part in key.split(","))
+        if float(low) <= float(label["f"]) <= float(high):
+            scaled = evidence(sources, "T1.g1", key, name, 0)
+            out.append(scaled / int(label["d"]) if per_d else scaled)
+    return out
 
 
 #: Rows of bench_peers.json that the proofs quote, by short name.
@@ -419,6 +471,10 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "proof_wilson_exact": proof_wilson_exact,
     "proof_truth": proof_truth,
     "proof_tex": proof_tex,
+    "proof_power": proof_power,
+    "proof_signed": proof_signed,
+    "proof_t1_d4_at": proof_t1_d4_at,
+    "proof_t1_g1_errors": proof_t1_g1_errors,
     "proof_max_abs_z": proof_max_abs_z,
     "proof_t1_d4_max_error": proof_t1_d4_max_error,
     "proof_t1_f2_n2": proof_t1_f2_n2,
