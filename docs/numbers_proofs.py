@@ -301,6 +301,15 @@ def proof_max_abs_z(sources: Any, claim: str) -> float:
     return max(abs(evidence(sources, claim, key, "z_score")) for _, key in _points(sources, claim))
 
 
+def proof_ng_max_z(sources: Any) -> float:
+    """The largest ``|z|`` of the hashed n-gram claims' Monte Carlo (B.ng1, B.ng2, B.ng4)."""
+    return max(
+        abs(evidence(sources, "B.ng1", "max z")),
+        abs(evidence(sources, "B.ng2", "ngram kernel N = 1, m = 7", "z")),
+        abs(evidence(sources, "B.ng4", "max z")),
+    )
+
+
 def proof_t1_d4_max_error(sources: Any) -> float:
     """Claim T1.d4: the largest Laplace log error at the largest ``n`` checked."""
     return max(
@@ -476,6 +485,7 @@ DERIVED: dict[str, Callable[..., Any]] = {
     "proof_t1_d4_at": proof_t1_d4_at,
     "proof_t1_g1_errors": proof_t1_g1_errors,
     "proof_max_abs_z": proof_max_abs_z,
+    "proof_ng_max_z": proof_ng_max_z,
     "proof_t1_d4_max_error": proof_t1_d4_max_error,
     "proof_t1_f2_n2": proof_t1_f2_n2,
     "proof_cosine_sd": proof_cosine_sd,
