@@ -9,7 +9,8 @@ those of ``proofs/lsh_exponent.md`` §3, rendered from ``figures/rotation_gap.js
 
     OPENBLAS_NUM_THREADS=1 python experiments/rotation_gap.py --out figures/rotation_gap.json
 
-writes (about two minutes on two cores, plus the rerun). Without ``--out`` it prints the tables.
+writes (3.4 minutes of wall time, 1.7 of CPU, on a loaded 2-core machine, the rerun included).
+Without ``--out`` it prints the tables.
 
 Each orthogonal trial draws a fresh Haar rotation (a ``d x d`` QR): run it with single-threaded
 BLAS (``OPENBLAS_NUM_THREADS=1``); a threaded OpenBLAS on a busy machine is far slower. Each
