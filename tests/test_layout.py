@@ -20,7 +20,8 @@ MAX_FUNCTION_LINES = 120
 
 
 def _sources(*folders: str) -> list[Path]:
-    return sorted(p for f in folders for p in (ROOT / f).rglob("*.py"))
+    """The Python files under ``folders``, a docs build's output (``_build``: downloads) aside."""
+    return sorted(p for f in folders for p in (ROOT / f).rglob("*.py") if "_build" not in p.parts)
 
 
 def _functions(tree: ast.AST):
