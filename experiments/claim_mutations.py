@@ -16,10 +16,9 @@ JSON. The checks are seeded, so a rerun gives the same numbers.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
+from lshsim.bench.record import command_line, write_record
 from lshsim.theorems import claims
 from lshsim.theorems._one_thread import one_thread
 from lshsim.theorems.theorem1.mutations import MUTATIONS
@@ -65,16 +64,11 @@ def main() -> None:
     args = ap.parse_args()
     ids = args.claim or [c for c in claims.CLAIMS if c.startswith("T1.")]
     doc = {
-        "command": f"python experiments/claim_mutations.py {' '.join(sys.argv[1:])}".strip(),
+        "command": command_line("experiments/claim_mutations.py"),
         "claims": mutated(ids),
         "cross": cross(),
     }
-    text = json.dumps(doc, indent=1, default=float) + "\n"
-    if args.out is None:
-        print(text, end="")
-        return
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_record(doc, args.out)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from lshsim.bench.machine import machine_info
+from lshsim.bench.record import command_line, write_record
 
 
 def compare(config: str) -> tuple[list[str], dict, float]:
@@ -56,21 +57,17 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     machine = machine_info()
     cli, output, seconds = compare(args.config)
-    command = f"python experiments/cost_compare.py --config {args.config}"
+    rerun = ["--config", args.config]
     if args.out is not None:
-        command += f" --out {args.out.as_posix()}"
+        rerun += ["--out", args.out.as_posix()]
     doc = {
-        "command": command,
+        "command": command_line("experiments/cost_compare.py", rerun),
         "cli": "lshsim " + " ".join(cli),
         "machine": machine,
         "seconds": seconds,
         **output,
     }
-    text = json.dumps(doc, indent=1) + "\n"
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        args.out.write_text(text, encoding="utf-8")
+    write_record(doc, args.out)
 
 
 if __name__ == "__main__":

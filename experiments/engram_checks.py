@@ -21,13 +21,12 @@ them (same points, pairs and seeds), recorded with the law they are compared wit
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 
+from lshsim.bench.record import command_line, write_record
 from lshsim.hashing.engram import Engram, EngramHash
 from lshsim.laws.engram import engram_heads_law, engram_probability
 from lshsim.sentences import sentence_pairs
@@ -103,7 +102,7 @@ def main() -> None:
     args = ap.parse_args()
     points = heads_law()
     doc = {
-        "command": f"python experiments/engram_checks.py {' '.join(sys.argv[1:])}".strip(),
+        "command": command_line("experiments/engram_checks.py"),
         "heads_law": {"pairs": HEADS_PAIRS, "seed": HEADS_SEED, "points": points},
         "heads_law max |z|": {
             "bins": max(p["max |z| over the bins"] for p in points),
@@ -111,12 +110,7 @@ def main() -> None:
         },
         "small_primes": small_primes(),
     }
-    text = json.dumps(doc, indent=1) + "\n"
-    if args.out is None:
-        print(text, end="")
-        return
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_record(doc, args.out)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,12 @@ writes (a few seconds). Without ``--out`` it prints them.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 
+from lshsim.bench.record import command_line, write_record
 from lshsim.laws import spherical as spherical_laws
 from lshsim.laws.tables import log_p_table
 from lshsim.sentence_halves import half_cosines
@@ -96,12 +95,11 @@ def main() -> None:
             )
         return
     doc = {
-        "command": f"python experiments/halves_dependence.py {' '.join(sys.argv[1:])}".strip(),
+        "command": command_line("experiments/halves_dependence.py"),
         "settings": {"settings": SETTINGS, "draws": args.draws, "seed": args.seed},
         "rows": rows,
     }
-    args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_record(doc, args.out)
 
 
 if __name__ == "__main__":

@@ -31,11 +31,10 @@ if __name__ == "__main__":  # the host devices must exist before JAX starts
     os.environ.update(host_device_flags(2))
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from lshsim.bench.machine import machine_info
+from lshsim.bench.record import command_line, write_record
 
 ROW = "base Token-ID r5"
 STEP = {"batch": 256, "accumulate": 8, "input_length": 512, "target_length": 114}
@@ -90,21 +89,15 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, help="write the JSON here (default: print it)")
     args = ap.parse_args(argv)
-    command = "python experiments/plan_layouts.py"
-    if args.out is not None:
-        command += f" --out {args.out.as_posix()}"
+    rerun = [] if args.out is None else ["--out", args.out.as_posix()]
     doc = {
-        "command": command,
+        "command": command_line("experiments/plan_layouts.py", rerun),
         "machine": machine_info(),
         "row": ROW,
         "settings": {**STEP, "mesh": MESH, "hardware": HARDWARE, "dtype": "bfloat16"},
         "plans": {name: plan_variant(name) for name in ("gather", "saves_everything")},
     }
-    text = json.dumps(doc, indent=1) + "\n"
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        args.out.write_text(text, encoding="utf-8")
+    write_record(doc, args.out)
 
 
 if __name__ == "__main__":

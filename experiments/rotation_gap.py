@@ -20,15 +20,14 @@ row records its wall time (``seconds``) and the file the machine it ran on.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import sys
 import time
 from pathlib import Path
 
 from lshsim import theory
 from lshsim.bench.machine import loadavg, machine_info
+from lshsim.bench.record import command_line, write_record
 from lshsim.estimate import estimate_collision
 
 #: (d, n, a): m = n/2 equal to d (a full rotation) or far below it
@@ -110,7 +109,7 @@ def document(samples: int, seed: int, rerun: bool) -> dict:
     machine["env"]["OPENBLAS_NUM_THREADS"] = blas
     prefix = f"OPENBLAS_NUM_THREADS={blas} " if blas is not None else ""
     doc = {
-        "command": f"{prefix}python experiments/rotation_gap.py {' '.join(sys.argv[1:])}".strip(),
+        "command": command_line("experiments/rotation_gap.py", prefix=prefix),
         "machine": machine,
         "settings": {
             "points": POINTS,
@@ -151,8 +150,7 @@ def main() -> None:
     args = ap.parse_args()
     doc = document(args.samples, args.seed, not args.no_rerun)
     if args.out is not None:
-        args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {args.out}")
+        write_record(doc, args.out)
         return
     print_table(doc["rows"])
     if doc["rerun"]:

@@ -16,9 +16,7 @@ Monte-Carlo numbers seeded) and writes ``figures/theorem1_library.json``:
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +24,7 @@ from scipy import integrate
 from scipy.special import gammaln, log_ndtr
 
 from lshsim import theory
+from lshsim.bench.record import command_line, write_record
 from lshsim.sentences import sentence_sums
 from lshsim.theorems.theorem1 import sentence
 from lshsim.theorems.theorem1.ordering import tie_overlap
@@ -167,7 +166,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="write the JSON here instead of printing it")
     args = ap.parse_args()
     doc = {
-        "command": f"python experiments/theorem1_library.py {' '.join(sys.argv[1:])}".strip(),
+        "command": command_line("experiments/theorem1_library.py"),
         "pstable": pstable(),
         "regime": regime(),
         "laplace": laplace(),
@@ -175,12 +174,7 @@ def main() -> None:
         "slopes": slopes(),
         "moments": moments(),
     }
-    text = json.dumps(doc, indent=1) + "\n"
-    if args.out is None:
-        print(text, end="")
-        return
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_record(doc, args.out)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,9 @@ writes (about 15 s: the grids are 1601 x 1601). Without ``--out`` it prints them
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
+from lshsim.bench.record import command_line, write_record
 from lshsim.laws.topk import topk_quadrature
 from lshsim.testing.reference import topk_overlap_grid
 
@@ -61,12 +60,11 @@ def main() -> None:
             )
         return
     doc = {
-        "command": f"python experiments/topk_grid_check.py {' '.join(sys.argv[1:])}".strip(),
+        "command": command_line("experiments/topk_grid_check.py"),
         "settings": {"points": POINTS, "step": STEP, "lim": LIM},
         "rows": table,
     }
-    args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_record(doc, args.out)
 
 
 if __name__ == "__main__":

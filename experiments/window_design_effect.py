@@ -16,12 +16,11 @@ seeded estimate (``lshsim.estimate.estimate_collision``; its ``effective_trials`
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from scipy.special import ndtr, stdtrit
 
+from lshsim.bench.record import command_line, write_record
 from lshsim.estimate import estimate_collision
 from lshsim.estimation.intervals import Z95
 
@@ -70,11 +69,10 @@ def main() -> None:
               f"design effect {row['design_effect']:.3f}")  # fmt: skip
         return
     doc = {
-        "command": f"python experiments/window_design_effect.py {' '.join(sys.argv[1:])}".strip(),
+        "command": command_line("experiments/window_design_effect.py"),
         **row,
     }
-    args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_record(doc, args.out)
 
 
 if __name__ == "__main__":
