@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lshsim.bench.record import command_line, write_record
+from lshsim.bench.report import command_line, write_record
 from lshsim.theorems import claims
 from lshsim.theorems._one_thread import one_thread
 from lshsim.theorems.theorem1.mutations import MUTATIONS

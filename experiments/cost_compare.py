@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from lshsim.bench.machine import machine_info
-from lshsim.bench.record import command_line, write_record
+from lshsim.bench.report import command_line, write_record
 
 
 def compare(config: str) -> tuple[list[str], dict, float]:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lshsim.bench.record import command_line, write_record
+from lshsim.bench.report import command_line, write_record
 from lshsim.hashing.engram import Engram, EngramHash
 from lshsim.laws.engram import engram_heads_law, engram_probability
 from lshsim.sentences import sentence_pairs

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lshsim.bench.record import command_line, write_record
+from lshsim.bench.report import command_line, write_record
 from lshsim.laws import spherical as spherical_laws
 from lshsim.laws.tables import log_p_table
 from lshsim.sentence_halves import half_cosines

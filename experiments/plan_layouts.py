@@ -34,7 +34,7 @@ import argparse
 from pathlib import Path
 
 from lshsim.bench.machine import machine_info
-from lshsim.bench.record import command_line, write_record
+from lshsim.bench.report import command_line, write_record
 
 ROW = "base Token-ID r5"
 STEP = {"batch": 256, "accumulate": 8, "input_length": 512, "target_length": 114}

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from lshsim import theory
 from lshsim.bench.machine import loadavg, machine_info
-from lshsim.bench.record import command_line, write_record
+from lshsim.bench.report import command_line, write_record
 from lshsim.estimate import estimate_collision
 
 #: (d, n, a): m = n/2 equal to d (a full rotation) or far below it

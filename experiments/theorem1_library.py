@@ -24,7 +24,7 @@ from scipy import integrate
 from scipy.special import gammaln, log_ndtr
 
 from lshsim import theory
-from lshsim.bench.record import command_line, write_record
+from lshsim.bench.report import command_line, write_record
 from lshsim.sentences import sentence_sums
 from lshsim.theorems.theorem1 import sentence
 from lshsim.theorems.theorem1.ordering import tie_overlap

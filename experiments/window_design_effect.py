@@ -20,7 +20,7 @@ from pathlib import Path
 
 from scipy.special import ndtr, stdtrit
 
-from lshsim.bench.record import command_line, write_record
+from lshsim.bench.report import command_line, write_record
 from lshsim.estimate import estimate_collision
 from lshsim.estimation.intervals import Z95
 

@@ -17,9 +17,9 @@ The scripts in ``experiments/`` run them; the code lives here, one module per be
   time on an accelerator (``python -m lshsim.bench.gpu``; a tiny smoke path on a CPU).
 
 Shared by them: :mod:`~lshsim.bench.timing` (interleaved timing, medians, result rows),
-:mod:`~lshsim.bench.machine` (what the numbers ran on), :mod:`~lshsim.bench.report`
-(progress on stderr, the table or the JSON on stdout) and :mod:`~lshsim.bench.record` (an
-``experiments/`` script's JSON record and the command that reruns it). The peers (faiss,
+:mod:`~lshsim.bench.machine` (what the numbers ran on) and :mod:`~lshsim.bench.report`
+(progress on stderr, the table or the JSON on stdout; an ``experiments/`` script's JSON
+record and the command that reruns it). The peers (faiss,
 datasketch, ffht, torch, transformers) and JAX are imported inside the functions that use
 them, so importing a module of this package needs none of them.
 """

@@ -1,4 +1,4 @@
-"""lshsim.bench.record: the command that reruns an experiment, its JSON on stdout or in a file."""
+"""lshsim.bench.report's records: the command that reruns an experiment, its saved JSON."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shlex
 
 import numpy as np
 
-from lshsim.bench.record import command_line, write_record
+from lshsim.bench.report import command_line, write_record
 
 DOC = {"command": "python experiments/x.py", "rows": [{"a": 1, "b": 0.25}], "name": "é"}
 
