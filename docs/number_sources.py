@@ -154,6 +154,18 @@ class Sources:
         segments = [unquote(s).replace("~1", "/").replace("~0", "~") for s in pointer.split("/")]
         return self._walk(file, self.doc(file), (), segments[1:])
 
+    def peek(self, file: str, pointer: str = "") -> Any:
+        """:meth:`get` without recording the read: to find where a number is, not to show it.
+
+        A table or derived number reads its labels and list positions this way, so that its
+        kind and the numbers a test changes are those it shows.
+        """
+        outer, self._reads = self._reads, None
+        try:
+            return self.get(file, pointer)
+        finally:
+            self._reads = outer
+
     def _walk(self, file: str, node: Any, path: tuple[str, ...], rest: list[str]) -> Any:
         if not rest:
             if self._reads is not None:

@@ -69,11 +69,13 @@ def _probe_base(study: str, lookup: str, phase: str) -> tuple[str, str]:
 
 
 def _node(sources: Any, file: str, pointer: str) -> Any:
-    """The parsed node at a plain pointer (keys and indices), not recorded as read."""
-    node = sources.doc(file)
-    for seg in pointer.split("/")[1:]:
-        node = node[int(seg)] if isinstance(node, list) else node[seg]
-    return node
+    """The parsed node at a pointer, not recorded as read (:meth:`Sources.peek`)."""
+    return sources.peek(file, pointer)
+
+
+def _key(value: str) -> str:
+    """A ``KEY=VALUE`` selector's value as a pointer segment (``/`` escaped as ``~1``)."""
+    return value.replace("~", "~0").replace("/", "~1")
 
 
 def probe_row(sources: Any, arg: str) -> Any:
@@ -108,9 +110,7 @@ def probe_summary(sources: Any, arg: str) -> Any:
     """
     study, lookup, phase, layer, field = _args(arg, 5, "probe_summary")
     file, base = _probe_base(study, lookup, phase)
-    layers = [s["layer"] for s in _node(sources, file, f"{base}/summary")]
-    i = _index(layers, layer, f"figures/{file}#{base}/summary")
-    return sources.get(file, f"{base}/summary/{i}/{field}")
+    return sources.get(file, f"{base}/summary/layer={_key(layer)}/{field}")
 
 
 def probe_inside(sources: Any, arg: str) -> str:
@@ -205,9 +205,7 @@ def hf_departure(sources: Any, arg: str) -> Any:
         The departure averaged over the layer's overlaps.
     """
     phase, layer = _args(arg, 2, "hf_departure")
-    layers = [d["layer"] for d in _node(sources, HF, f"/data/{phase}/departures")]
-    i = _index(layers, layer, f"figures/{HF}#/data/{phase}/departures")
-    return sources.get(HF, f"/data/{phase}/departures/{i}/departure")
+    return sources.get(HF, f"/data/{phase}/departures/layer={_key(layer)}/departure")
 
 
 def freq_share(sources: Any, arg: str) -> Any:
@@ -360,9 +358,8 @@ CLAIM_FIELDS = {
 
 def _claim_evidence(sources: Any, claim: str) -> tuple[str, dict]:
     """The pointer and parsed evidence of one claim of results.json."""
-    ids = [c["id"] for c in _node(sources, RESULTS, "/claims")]
-    i = _index(ids, claim, f"figures/{RESULTS}#/claims")
-    return f"/claims/{i}/evidence", _node(sources, RESULTS, f"/claims/{i}/evidence")
+    pointer = f"/claims/id={_key(claim)}/evidence"
+    return pointer, _node(sources, RESULTS, pointer)
 
 
 def _key(key: str) -> str:
