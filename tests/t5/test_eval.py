@@ -109,13 +109,16 @@ def test_content_sums_match_a_numpy_recomputation_from_logits(run):
     with ckpt.manager(out, read_only=True) as mngr:
         params = ckpt.restore(mngr, abstract_state(config, opt))["params"]
     tok, batch = _held_out_batch(out, 3)
+    # One compiled forward pass (applied eagerly, each of its ops compiled a program of its own)
+    forward = jax.jit(
+        lambda p, enc, dec, tgt: T5(config).apply({"params": p}, enc, dec, tgt, deterministic=True)
+    )
     logits = np.asarray(
-        T5(config).apply(
-            {"params": params},
+        forward(
+            params,
             batch["encoder_input_tokens"],
             batch["decoder_input_tokens"],
             batch["decoder_target_tokens"],
-            deterministic=True,
         ),
         np.float64,
     )
