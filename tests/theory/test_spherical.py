@@ -13,6 +13,7 @@ near a = 1 (at n = 4 a silent relative error ~0.5 (1 - a), up to 5e-7).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -219,14 +220,21 @@ def test_default_tolerance_is_far_inside_the_requirement(config, a):
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(64)
 
 
+@functools.cache
+def _plackett_nodes(r: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """asin(r) and, at the 64 Gauss-Legendre nodes t of [0, asin(r)], sin t and 2 cos^2 t (they
+    depend on r only: dblquad calls _phi2 ~10^5 times per integral at one r)."""
+    top = math.asin(r)
+    t = 0.5 * top * (_GL_X + 1.0)
+    return top, np.sin(t), 2 * np.cos(t) ** 2
+
+
 def _phi2(h: float, k: float, r: float) -> float:
     """Bivariate normal CDF by Plackett's formula (an independent method: no Owen's T):
     Phi2 = Phi(h) Phi(k) + 1/(2 pi) int_0^asin(r) exp(-(h^2 - 2hk sin t + k^2)/(2 cos^2 t)) dt,
     64-point Gauss-Legendre in t (exact to rounding for |r| <= 0.8)."""
-    top = math.asin(r)
-    t = 0.5 * top * (_GL_X + 1.0)
-    s, c2 = np.sin(t), np.cos(t) ** 2
-    tail = np.dot(_GL_W, np.exp(-(h * h - 2 * h * k * s + k * k) / (2 * c2)))
+    top, s, two_c2 = _plackett_nodes(r)
+    tail = np.dot(_GL_W, np.exp(-(h * h - 2 * h * k * s + k * k) / two_c2))
     return float(ndtr(h) * ndtr(k) + 0.5 * top * tail / (2 * math.pi))
 
 
