@@ -43,22 +43,17 @@ TIMING = {
 }
 
 
-#: JAX's persistent compilation cache, for every compile (a run compiles its train step and
-#: two evaluation steps; the Dask worker reads what this process compiled).
-JAX_CACHE = {
-    "jax_compilation_cache_dir": None,
-    "jax_persistent_cache_min_compile_time_secs": 0,
-    "jax_persistent_cache_min_entry_size_bytes": 0,
-}
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """300 paragraphs of seeded pseudo-words: a small corpus (the embedded one costs ~8 s to
-    build in every process); a private tokenizer cache and a JAX compilation cache, for this
-    process and (through the environment) the Dask worker."""
-    import jax
+    build in every process), and a private tokenizer cache for this process and (through the
+    environment) the Dask worker.
 
+    The Dask worker compiles through the run's JAX compilation cache, which it inherits from
+    tests/conftest.py's environment like every subprocess of the suite: it finds there the
+    programs the local launch just compiled (a private cache set here reached the worker
+    alone, since this process's cache folder is fixed at its first compile, so the worker
+    compiled them all again)."""
     rng = random.Random(0)
     letters = "abcdefghijklmnopqrstuvwxyz"
     words = ["".join(rng.choices(letters, k=rng.randint(2, 8))) for _ in range(500)]
@@ -67,14 +62,7 @@ def corpus(tmp_path_factory):
     (root / "docs.txt").write_text("\n\n".join(docs) + "\n")
     mp = pytest.MonkeyPatch()
     mp.setenv("LSHSIM_CACHE", str(root / "cache"))
-    settings = {**JAX_CACHE, "jax_compilation_cache_dir": str(root / "jax")}
-    saved = {name: getattr(jax.config, name) for name in settings}
-    for name, value in settings.items():
-        mp.setenv(name.upper(), str(value))
-        jax.config.update(name, value)
     yield str(root / "docs.txt")
-    for name, value in saved.items():
-        jax.config.update(name, value)
     mp.undo()
 
 
