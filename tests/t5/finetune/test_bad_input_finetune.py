@@ -5,7 +5,7 @@ process: tracebacks (a fine-tuned run as ``--run``, ``eval --bands`` on a fine-t
 files with the wrong JSON types, a batch too large for memory), half-made output folders
 (``--eval-every 0`` used to leave ``run.json`` behind), wrong results (``--resume --steps``
 below the run's step, a relative ``--engram-tokenizer``) and silently ignored options. One
-pretrained micro run (the session's ``pretrained``) and one fine-tuned run per module.
+pretrained micro run and one fine-tuned run (the session's ``pretrained`` and ``tuned``).
 """
 
 from __future__ import annotations
@@ -23,24 +23,12 @@ from lshsim.t5 import checkpoint as ckpt
 from lshsim.t5.finetune.prepare import prepare
 from lshsim.t5.finetune.run import restore_source
 from tests.t5.finetune import formats
-from tests.t5.finetune.conftest import keyword_sst2
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    """SST-2 files of the keyword task (small: 24 train, 8 dev rows)."""
-    root = tmp_path_factory.mktemp("kw-small")
-    return formats.write_glue(root, "sst2", train=keyword_sst2(24, 0), dev=keyword_sst2(8, 1))
-
-
-@pytest.fixture(scope="module")
-def tuned(pretrained, data, tmp_path_factory):
-    """A fine-tuned run: 2 steps on the keyword task."""
-    out = tmp_path_factory.mktemp("tuned") / "ft"
-    argv = ["finetune", "--run", str(pretrained), "--task", "sst2", "--data", str(data)]
-    argv += ["--out", str(out), "--steps", "2", "--batch", "4", "--eval-examples", "4"]
-    assert main([*argv, "--json"]) == 0
-    return out
+def data(keyword):
+    """SST-2 files of the keyword task (the session's: ``tuned`` was fine-tuned on them)."""
+    return keyword
 
 
 def refused(capsys, argv: list[str], *words: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 
 import pytest
@@ -13,6 +14,7 @@ from lshsim.cli.main import main  # noqa: E402
 from lshsim.t5 import checkpoint as ckpt  # noqa: E402
 from lshsim.t5.finetune.run import finetune  # noqa: E402
 from tests.t5.finetune import formats  # noqa: E402
+from tests.t5.finetune.conftest import TUNED  # noqa: E402
 
 
 @pytest.mark.slow
@@ -50,11 +52,13 @@ def test_keyword_task_reaches_90_percent(pretrained, keyword, tmp_path):
     assert run["config"]["scan_layers"] is True
 
 
-def test_resume_equals_uninterrupted(pretrained, keyword, tmp_path):
-    """2 steps, then resumed to 4: the same losses, dev metrics and parameters as 4 at once."""
-    kw = dict(batch_size=4, eval_every=4, checkpoint_every=2, eval_examples=8)
+def test_resume_equals_uninterrupted(pretrained, keyword, tuned, tmp_path):
+    """2 steps, then resumed to 4: the same losses, dev metrics and parameters as 4 at once.
+
+    The 2 steps are the session's ``tuned`` run (``TUNED``'s options), copied."""
+    kw = TUNED
     whole = finetune(pretrained, "sst2", keyword, tmp_path / "a", steps=4, **kw)
-    finetune(pretrained, "sst2", keyword, tmp_path / "b", steps=2, **kw)
+    shutil.copytree(tuned, tmp_path / "b")
     with pytest.raises(ValueError, match="already holds a run; pass --resume"):
         finetune(pretrained, "sst2", keyword, tmp_path / "b", steps=4, **kw)
     with pytest.raises(ValueError, match=r"batch: the run in .* used 4"):
