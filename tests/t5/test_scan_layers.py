@@ -28,6 +28,17 @@ def configs(micro):
     return cfg, cfg.replace(scan_layers=True)
 
 
+@pytest.fixture(scope="module")
+def params(configs):
+    """The unrolled model's ``init_params`` at key 0 (eager, once for the module's tests)."""
+    return init_params(configs[0], jax.random.key(0))
+
+
+def _numpy(tree):
+    """``tree``'s leaves as NumPy arrays: host arithmetic compiles no tiny XLA programs."""
+    return jax.tree.map(np.asarray, tree)
+
+
 def _batch():
     rng = np.random.default_rng(0)
     return {
@@ -45,10 +56,9 @@ def _close(a, b, rel):
         assert np.max(np.abs(x - y)) <= rel * max(np.max(np.abs(x)), 1e-30)
 
 
-def test_layouts_round_trip_and_forward_agrees(configs):
+def test_layouts_round_trip_and_forward_agrees(configs, params):
     """``stack_layers`` gives the scanned model's tree; both models give the same logits."""
     cfg, scfg = configs
-    params = init_params(cfg, jax.random.key(0))
     stacked = stack_layers(params)
     shapes = jax.tree.map(
         lambda a: a.shape, jax.eval_shape(lambda: init_params(scfg, jax.random.key(1)))
@@ -57,24 +67,27 @@ def test_layouts_round_trip_and_forward_agrees(configs):
     assert jax.tree.structure(unstack_layers(stacked)) == jax.tree.structure(params)
     _close(unstack_layers(stacked), params, 0.0)
     toks = jax.numpy.asarray(_batch()["encoder_input_tokens"])
-    a = T5(cfg).apply({"params": params}, toks, toks)
-    b = T5(scfg).apply({"params": stacked}, toks, toks)
+    a = jax.jit(T5(cfg).apply)({"params": params}, toks, toks)  # compiled: not op by op
+    b = jax.jit(T5(scfg).apply)({"params": stacked}, toks, toks)
     _close(b, a, 1e-5)
 
 
 @pytest.mark.slow
-def test_train_steps_agree(configs):
+def test_train_steps_agree(configs, params):
     """Two Adafactor steps (per-layer factoring, clipping and scale) move every parameter as
     on the unrolled model. Tolerance: float32 sums in another order (the scanned backward
-    accumulates the same products), 1e-4 of each tensor's largest entry."""
+    accumulates the same products), 1e-4 of each tensor's largest entry.
+
+    Both start from the module's ``init_params`` (no compiled ``init_state`` of its own:
+    the start is the same for both layouts either way), the layouts converted on the host."""
     cfg, scfg = configs
     batch = _batch()
-    start = init_state(cfg, make_optimizer(cfg), 0)
+    start = {"step": jax.numpy.asarray(0, jax.numpy.int32), "params": _numpy(params)}
     runs = {}
     for c in (cfg, scfg):
         opt = make_optimizer(c, learning_rate=1.0)
         params = stack_layers(start["params"]) if c.scanned else start["params"]
-        state = {**start, "params": params, "opt_state": opt.init(params)}
+        state = {**start, "params": params, "opt_state": jax.jit(opt.init)(params)}
         step = jax.jit(make_train_step(c, opt, 0))
         metrics = []
         for _ in range(2):
@@ -83,8 +96,8 @@ def test_train_steps_agree(configs):
         runs[c.scanned] = state, metrics
     (plain, m0), (scanned, m1) = runs[False], runs[True]
     np.testing.assert_allclose(m1, m0, rtol=1e-5)
-    moved = jax.tree.map(lambda a, b: np.abs(np.asarray(a - b)).max(), plain["params"],
-                         start["params"])  # fmt: skip
+    plain, scanned = _numpy(plain), _numpy(scanned)
+    moved = jax.tree.map(lambda a, b: np.abs(a - b).max(), plain["params"], start["params"])
     assert min(jax.tree.leaves(moved)) > 0  # every tensor moved: agreement is not vacuous
     _close(unstack_layers(scanned["params"]), plain["params"], 1e-4)
     # the per-layer optimiser state: factored moments with the leading layer axis
@@ -132,14 +145,15 @@ def test_every_variant_scans_with_the_unrolled_init_and_losses(micro, variant):
     for c in (unrolled, cfg):
         opt = optax.sgd(rate)
         state = init_state(c, opt, 7)
-        start = state["params"]
+        start = _numpy(state["params"])  # host arithmetic below: no eager XLA op per shape
         step = jax.jit(make_train_step(c, opt, 0))
         losses, grad = [], None
         for _ in range(3):
             state, m = step(state, batch)
             losses.append(float(m["loss"]))
             if grad is None:  # the first move: -rate * gradient
-                grad = jax.tree.map(lambda a, b: (a - b) / rate, start, state["params"])
+                moved = _numpy(state["params"])
+                grad = jax.tree.map(lambda a, b: (a - b) / np.float32(rate), start, moved)
         runs[c.scanned] = start, grad, losses
     (start0, grad0, loss0), (start1, grad1, loss1) = runs[False], runs[True]
     _close(start1, stack_layers(start0, ragged_paths(cfg)), 0.0)
@@ -174,7 +188,7 @@ def test_an_unscannable_plugin_lookup_runs_unrolled(micro, monkeypatch, capsys):
     assert "\n" not in err and "--scan-layers: lookup ngram" in err
 
 
-def test_hf_and_shardings_of_the_scanned_layout(configs):
+def test_hf_and_shardings_of_the_scanned_layout(configs, params):
     """HF export reads the stacked layers as the unrolled ones, and import stacks them; the
     per-layer optimiser's factored moments are placed like their parameter's slice."""
     from lshsim.t5.hf import params_from_hf, params_to_hf
@@ -182,7 +196,7 @@ def test_hf_and_shardings_of_the_scanned_layout(configs):
     from lshsim.t5.sharding import train_state_shardings
 
     cfg, scfg = configs
-    params = jax.tree.map(np.asarray, init_params(cfg, jax.random.key(0)))
+    params = _numpy(params)
     cfg, scfg = cfg.replace(lookup="none"), scfg.replace(lookup="none")  # HF T5 has no experts
     params = {k: v for k, v in params.items()}
     for stack in ("encoder", "decoder"):
