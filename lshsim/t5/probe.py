@@ -177,19 +177,42 @@ def _layer_name(stack: str, index: int) -> str:
     return f"{stack}/{index}"
 
 
+def _layer_names(config: T5Config) -> list[str]:
+    """The lookup layers' names in layer order, encoder first: ``"encoder/0"``, ..."""
+    stacks = (("encoder", config.num_encoder_layers), ("decoder", config.num_decoder_layers))
+    return [_layer_name(stack, i) for stack, count in stacks for i in range(count)]
+
+
 @functools.lru_cache(maxsize=8)
 def _recorder(config: T5Config):
-    """A jit-compiled forward pass returning the ``intermediates`` (one per config)."""
+    """A jit-compiled forward pass returning every lookup layer's record (one per config).
+
+    The record is :meth:`~lshsim.t5.lookups.Lookup.probe_record`'s ``(ids, vectors)`` and
+    :meth:`~lshsim.t5.lookups.Lookup.probe_weights`' weights per layer, a list in the order
+    of :func:`_layer_names` (a pytree dict's keys would come back sorted); a scanned model's
+    sows are split into layers first. The split and the
+    selections are exact indexing, done in the compiled program: done eagerly on its result
+    they would each compile a small XLA program of their own.
+    """
     import jax
 
     from lshsim.t5.model import T5
 
     model = T5(config)
+    lookup = _lookup(config)
 
     @jax.jit
     def run(p, enc, dec):
         _, state = model.apply({"params": p}, enc, dec, mutable=["intermediates"])
-        return state["intermediates"]
+        inter = state["intermediates"]
+        if config.scanned:  # each layer's sows, as the unrolled model names them
+            inter = unstack_layers(inter)
+        out = []
+        for name in _layer_names(config):
+            stack, i = name.split("/")
+            e = inter[stack][f"layers_{i}"]["expert"]
+            out.append((*lookup.probe_record(config, e), lookup.probe_weights(config, e)))
+        return out
 
     return run
 
@@ -209,29 +232,19 @@ def record_layers(config: T5Config, params, tokens: np.ndarray, batch: int = 32)
         selections' weights (:meth:`~lshsim.t5.lookups.Lookup.probe_weights`), ``None`` for
         a lookup whose selections all weigh 1.
     """
-    lookup = _lookup(config)
     run = _recorder(config)
-    parts: dict[str, list] = {}
+    parts: dict[str, list] = {name: [] for name in _layer_names(config)}
     for start in range(0, tokens.shape[0], batch):
         enc = np.asarray(tokens[start : start + batch], np.int32)
-        inter = run(params, enc, _shift_right(enc))
-        if config.scanned:  # each layer's sows, as the unrolled model names them
-            inter = unstack_layers(inter)
-        for stack, count in (
-            ("encoder", config.num_encoder_layers),
-            ("decoder", config.num_decoder_layers),
-        ):
-            for i in range(count):
-                e = inter[stack][f"layers_{i}"]["expert"]
-                ids, vec = lookup.probe_record(config, e)
-                w = lookup.probe_weights(config, e)
-                parts.setdefault(_layer_name(stack, i), []).append(
-                    (
-                        np.asarray(ids),
-                        np.asarray(vec, np.float32),
-                        None if w is None else np.asarray(w, np.float32),
-                    )
+        records = run(params, enc, _shift_right(enc))
+        for name, (ids, vec, w) in zip(parts, records, strict=True):
+            parts[name].append(
+                (
+                    np.asarray(ids),
+                    np.asarray(vec, np.float32),
+                    None if w is None else np.asarray(w, np.float32),
                 )
+            )
     return {
         name: (
             np.concatenate([b for b, _, _ in chunks]).astype(np.int64),
@@ -488,12 +501,27 @@ def checkpoint_params(run: str | Path, step: int | None = None) -> tuple[T5Confi
 
 
 def initial_params(config: T5Config, seed: int = 0):
-    """The parameters ``lshsim train --seed seed`` starts from."""
+    """The parameters ``lshsim train --seed seed`` starts from.
+
+    :func:`lshsim.t5.model.init_params`'s values; a scanned model's layers are stacked in
+    NumPy (exact, as its own stacking is), not by one small XLA program per stacked leaf.
+
+    Args:
+        config: the model config.
+        seed: the parameters' seed.
+
+    Returns:
+        The parameters, on the default device.
+    """
     import jax
 
+    from lshsim.t5 import scan
     from lshsim.t5.model import init_params
 
-    return init_params(config, jax.random.key(seed))
+    if not config.scanned:
+        return init_params(config, jax.random.key(seed))
+    unrolled = jax.device_get(init_params(config.replace(scan_layers=False), jax.random.key(seed)))
+    return jax.device_put(scan.stack_layers(unrolled, scan.ragged_paths(config)))
 
 
 def place_params(config: T5Config, params, mesh: str | None = None):
