@@ -20,7 +20,7 @@ import numpy as np
 from jax.sharding import PartitionSpec as P
 
 from lshsim.t5 import sharding
-from lshsim.t5.configs import T5Config
+from lshsim.t5.configs import T5Config, padded_vocab
 from lshsim.t5.model import init_params, param_specs
 from lshsim.t5.steps import (
     abstract_state,
@@ -181,6 +181,12 @@ def _compiled_step(cfg: T5Config, data: int, model: int, opt, abstract, specs):
         return fn.lower(state, batch).compile()
 
 
+@functools.cache
+def _one_device_init(cfg: T5Config) -> dict:
+    """:func:`init_state` of ``cfg`` (seed 0) on one device, traced once for the checks."""
+    return init_state(cfg, make_optimizer(cfg), 0)
+
+
 def check_steps() -> dict:
     """The train step compiled for ``model`` 1, 2, 4: its bytes, collectives, and one step run.
 
@@ -190,7 +196,7 @@ def check_steps() -> dict:
     out: dict = {"table_elements": n * d * r, "memory": {}, "step": {}}
     opt = make_optimizer(BIG_TABLES)
     abstract, specs = abstract_state(BIG_TABLES, opt), param_specs(BIG_TABLES)
-    state = init_state(BIG_TABLES, opt, 0)
+    state = _one_device_init(BIG_TABLES)
     batch, ref = _batch(8, 32), None
     for model in (1, 2, 4):
         compiled = _compiled_step(BIG_TABLES, 1, model, opt, abstract, specs)
@@ -295,7 +301,7 @@ def check_init() -> dict:
     control = sharding.init_on(
         mesh, BIG_TABLES, opt, jax.tree.map(lambda _: sharding.replicated(mesh), sh)
     )
-    state, one = init(key), init_state(BIG_TABLES, opt, 0)
+    state, one = init(key), _one_device_init(BIG_TABLES)
     pairs = list(zip(jax.tree.leaves(state), jax.tree.leaves(one), strict=True))
     placed = zip(jax.tree.leaves(state), jax.tree.leaves(sh), strict=True)
     planned = plan(BIG_TABLES, data=2, model=2, batch=8, input_length=32, target_length=8)
@@ -308,6 +314,60 @@ def check_init() -> dict:
         "misplaced_leaves": sum(not a.sharding.is_equivalent_to(s, a.ndim) for a, s in placed),
         "table_shard": _shard_fraction(_layer(state["params"]["encoder"])["expert"]["wi"]),
     }
+
+
+def check_data_parallel() -> dict:
+    """Three steps of a micro model, state replicated, on 1 device and on a data=4 mesh.
+
+    (Was its own subprocess in tests/t5/test_steps.py; it shares this one's start-up.)
+
+    Returns:
+        ``{"devices", "batch_devices_N", "loss_N", "params_N"}`` for N = 1 and 4: the devices
+        holding the sharded batch, the three losses, and the first 50 values of each
+        parameter after the steps.
+    """
+    cfg = T5Config(
+        name="m",
+        vocab_size=padded_vocab(300),
+        d_model=32,
+        num_heads=2,
+        d_kv=16,
+        d_ff=64,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        num_pieces=300,
+        warmup_steps=1,
+    )
+    rng = np.random.default_rng(0)
+    b, li, lt = 8, 16, 8
+    tgt = rng.integers(3, cfg.vocab_size, (b, lt)).astype(np.int32)
+    batch = {
+        "encoder_input_tokens": rng.integers(3, cfg.vocab_size, (b, li)).astype(np.int32),
+        "decoder_input_tokens": np.concatenate([np.zeros((b, 1), np.int32), tgt[:, :-1]], 1),
+        "decoder_target_tokens": tgt,
+        "decoder_loss_weights": np.ones((b, lt), np.float32),
+    }
+    opt = make_optimizer(cfg, 0.1)
+    out: dict = {"devices": jax.device_count()}
+    for n in (1, 4):
+        mesh = sharding.make_mesh(n)
+        step = jax.jit(
+            make_train_step(cfg, opt),
+            in_shardings=(sharding.replicated(mesh), sharding.batch_sharded(mesh)),
+            out_shardings=(sharding.replicated(mesh), sharding.replicated(mesh)),
+        )
+        state = sharding.replicate(init_state(cfg, opt, 0), mesh)
+        sb = sharding.shard_batch(batch, mesh)
+        out[f"batch_devices_{n}"] = len(sb["encoder_input_tokens"].sharding.device_set)
+        losses = []
+        for _ in range(3):
+            state, m = step(state, sb)
+            losses.append(float(m["loss"]))
+        out[f"loss_{n}"] = losses
+        out[f"params_{n}"] = [
+            np.asarray(x).ravel().tolist()[:50] for x in jax.tree_util.tree_leaves(state["params"])
+        ]
+    return out
 
 
 def check_training(corpus: str, out_dir: str) -> dict:
@@ -340,6 +400,57 @@ def check_training(corpus: str, out_dir: str) -> dict:
     return losses
 
 
+#: :func:`run_once`'s result in this process, by the run's base folder.
+_RUNS: dict[str, dict] = {}
+
+
+def run_once(tmp_path_factory, corpus) -> dict:
+    """This module's JSON, run once per test run in a subprocess with 4 forced CPU devices.
+
+    tests/t5/test_sharding.py and tests/t5/test_steps.py both assert on it; under
+    pytest-xdist the first worker to ask runs it and the others read its result
+    (:func:`tests.once_per_run`).
+
+    Args:
+        tmp_path_factory: pytest's fixture (the run's folders).
+        corpus: the text file the training check reads.
+
+    Returns:
+        The parsed JSON object :func:`main` prints.
+    """
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from lshsim.t5.plan import host_device_flags
+    from tests import once_per_run
+
+    root = Path(__file__).parents[2]
+
+    def compute() -> dict:
+        env = dict(
+            os.environ,
+            **host_device_flags(4),  # keeps the session's XLA flags
+            PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+        )
+        out = tmp_path_factory.mktemp("mesh-runs")
+        proc = subprocess.run(
+            [sys.executable, "-m", "tests.t5.sharding_checks", str(corpus), str(out)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+            cwd=root,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    key = str(tmp_path_factory.getbasetemp())
+    if key not in _RUNS:  # without pytest-xdist, once_per_run computes at every call
+        _RUNS[key] = once_per_run(tmp_path_factory, "t5-sharding-checks", compute)
+    return _RUNS[key]
+
+
 def main(argv: list[str]) -> None:
     """Print the JSON object of all checks."""
     lookups = {**LOOKUPS, **MORE_LOOKUPS} if "--all" in argv else LOOKUPS
@@ -352,6 +463,7 @@ def main(argv: list[str]) -> None:
         ("scanned", check_scanned),
         ("init", check_init),
         ("train", lambda: check_training(corpus, out_dir)),
+        ("data_parallel", check_data_parallel),
     ):
         start = time.process_time()
         result[name] = check()

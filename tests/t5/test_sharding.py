@@ -2,15 +2,13 @@
 
 The multi-device checks (gradients and train steps on several meshes, the compiled HLO's
 collectives, the memory analysis as ``model`` grows, and ``lshsim.t5.loop.train`` on two
-meshes) run in one subprocess with four forced CPU devices (:mod:`tests.t5.sharding_checks`).
+meshes) run in one subprocess with four forced CPU devices (:mod:`tests.t5.sharding_checks`),
+once per test run: tests/t5/test_steps.py's data-parallel step reads the same run.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,6 @@ from jax.sharding import AbstractMesh, PartitionSpec  # noqa: E402
 
 from lshsim.t5 import sharding  # noqa: E402
 from lshsim.t5.model import init_params, param_specs  # noqa: E402
-from lshsim.t5.plan import host_device_flags  # noqa: E402
 from lshsim.t5.scan import unstack_layers  # noqa: E402
 from lshsim.t5.steps import make_optimizer  # noqa: E402
 
@@ -174,24 +171,9 @@ def test_a_model_axis_that_does_not_divide_is_refused():
 @pytest.fixture(scope="module")
 def checks(small_corpus, tmp_path_factory):
     """The JSON of :mod:`tests.t5.sharding_checks`, run once with 4 forced CPU devices."""
-    env = dict(
-        os.environ,
-        **host_device_flags(4),  # keeps the session's XLA flags
-        PYTHONPATH=os.pathsep.join(
-            [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")]
-        ),
-    )
-    out = tmp_path_factory.mktemp("mesh-runs")
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.t5.sharding_checks", str(small_corpus), str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        cwd=Path(__file__).parents[2],
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    from .sharding_checks import run_once
+
+    res = run_once(tmp_path_factory, small_corpus)
     assert res["devices"] == 4
     return res
 

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
 
@@ -17,7 +11,6 @@ import jax.numpy as jnp  # noqa: E402
 from lshsim.t5 import NonFiniteLossError  # noqa: E402
 from lshsim.t5 import checkpoint as ckpt  # noqa: E402
 from lshsim.t5.loop import evaluate_run, train  # noqa: E402
-from lshsim.t5.plan import host_device_flags  # noqa: E402
 from lshsim.t5.steps import (  # noqa: E402
     cross_entropy,
     init_state,
@@ -233,50 +226,14 @@ def test_empty_corpus(micro, tmp_path):
         train(micro, tmp_path / "x", steps=2, corpus=[empty], progress=False)
 
 
-_SHARDED = textwrap.dedent(
-    """
-    import json, jax, numpy as np
-    from lshsim.t5.configs import T5Config, padded_vocab
-    from lshsim.t5.sharding import make_mesh, replicate, shard_batch, replicated, batch_sharded
-    from lshsim.t5.steps import init_state, make_optimizer, make_train_step
-    cfg = T5Config(name="m", vocab_size=padded_vocab(300), d_model=32, num_heads=2, d_kv=16,
-                   d_ff=64, num_encoder_layers=1, num_decoder_layers=1, num_pieces=300,
-                   warmup_steps=1)
-    rng = np.random.default_rng(0)
-    b, li, lt = 8, 16, 8
-    tgt = rng.integers(3, cfg.vocab_size, (b, lt)).astype(np.int32)
-    batch = {"encoder_input_tokens": rng.integers(3, cfg.vocab_size, (b, li)).astype(np.int32),
-             "decoder_input_tokens": np.concatenate([np.zeros((b, 1), np.int32), tgt[:, :-1]], 1),
-             "decoder_target_tokens": tgt, "decoder_loss_weights": np.ones((b, lt), np.float32)}
-    opt = make_optimizer(cfg, 0.1)
-    out = {"devices": jax.device_count()}
-    for n in (1, 4):
-        mesh = make_mesh(n)
-        step = jax.jit(make_train_step(cfg, opt), in_shardings=(replicated(mesh),
-                       batch_sharded(mesh)), out_shardings=(replicated(mesh), replicated(mesh)))
-        state = replicate(init_state(cfg, opt, 0), mesh)
-        sb = shard_batch(batch, mesh)
-        out[f"batch_devices_{n}"] = len(sb["encoder_input_tokens"].sharding.device_set)
-        losses = []
-        for _ in range(3):
-            state, m = step(state, sb)
-            losses.append(float(m["loss"]))
-        out[f"loss_{n}"] = losses
-        out[f"params_{n}"] = [np.asarray(x).ravel().tolist()[:50]
-                              for x in jax.tree_util.tree_leaves(state["params"])]
-    print(json.dumps(out))
-    """
-)
-
-
 @pytest.mark.slow
-def test_sharded_step_equals_single_device_step():
-    env = dict(os.environ, **host_device_flags(4))  # keeps the session's fast-compile flags
-    proc = subprocess.run(
-        [sys.executable, "-c", _SHARDED], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    res = json.loads(proc.stdout.strip().splitlines()[-1])
+def test_sharded_step_equals_single_device_step(small_corpus, tmp_path_factory):
+    """Three data-parallel steps on 4 forced CPU devices equal one device's: run in the
+    subprocess of tests/t5/test_sharding.py's checks (``check_data_parallel`` in
+    tests/t5/sharding_checks.py), once per test run for both files."""
+    from .sharding_checks import run_once
+
+    res = run_once(tmp_path_factory, small_corpus)["data_parallel"]
     assert res["devices"] == 4
     assert res["batch_devices_4"] == 4 and res["batch_devices_1"] == 1
     np.testing.assert_allclose(res["loss_4"], res["loss_1"], rtol=1e-5)
