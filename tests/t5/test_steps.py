@@ -52,12 +52,17 @@ def test_optimizer_is_t5_adafactor(micro, shape):
     param = rng.normal(size=shape).astype(np.float32)
     grads = [rng.normal(size=shape).astype(np.float32) * s for s in (1.0, 3.0, 0.1)]
     opt = make_optimizer(micro.replace(warmup_steps=4), learning_rate=0.02)
-    state = opt.init(jnp.asarray(param))
+    state = jax.jit(opt.init)(jnp.asarray(param))
     p = jnp.asarray(param)
     ref = _adafactor_reference(param, grads, lr=0.02 / 2.0)  # rsqrt(max(step, 4)) = 1/2
+
+    @jax.jit  # one program per shape (eagerly, each of the update's ops compiled its own)
+    def update(g, state, p):
+        upd, state = opt.update(g, state, p)
+        return p + upd, state
+
     for g, want in zip(grads, ref, strict=True):
-        upd, state = opt.update(jnp.asarray(g), state, p)
-        p = p + upd
+        p, state = update(jnp.asarray(g), state, p)
         np.testing.assert_allclose(np.asarray(p), want, rtol=2e-5, atol=1e-6)
 
 
@@ -73,9 +78,8 @@ def test_cross_entropy_matches_numpy():
     logits = rng.normal(size=(2, 5, 11)).astype(np.float32) * 3
     targets = rng.integers(0, 11, (2, 5))
     weights = (rng.random((2, 5)) > 0.3).astype(np.float32)
-    got = jax.device_get(
-        cross_entropy(jnp.asarray(logits), jnp.asarray(targets), jnp.asarray(weights), 1e-4)
-    )
+    args = (jnp.asarray(logits), jnp.asarray(targets), jnp.asarray(weights))
+    got = jax.device_get(jax.jit(cross_entropy, static_argnums=3)(*args, 1e-4))
     m = logits.max(-1, keepdims=True)
     lse = (m + np.log(np.exp(logits - m).sum(-1, keepdims=True)))[..., 0]
     ce = lse - np.take_along_axis(logits, targets[..., None], -1)[..., 0]
@@ -89,7 +93,7 @@ def test_accuracy_counts_a_target_tied_for_the_maximum():
     """Correct = the target's logit is the largest: argmax's rule except on exact ties."""
     logits = jnp.asarray([[[1.0, 3.0, 3.0, 0.0], [2.0, 1.0, 0.0, 2.0]]])
     targets = jnp.asarray([[2, 1]])
-    got = cross_entropy(logits, targets, jnp.ones((1, 2)), 0.0)
+    got = jax.jit(cross_entropy, static_argnums=3)(logits, targets, jnp.ones((1, 2)), 0.0)
     assert float(got["correct"]) == 1.0  # row 0: tied max (argmax says 1); row 1: not max
 
 
