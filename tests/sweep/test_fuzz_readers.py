@@ -13,6 +13,7 @@ The inputs the fuzzer once broke the readers with are kept as ``@example`` cases
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -24,7 +25,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from lshsim.cli.main import main
+from lshsim.cli import main as cli_main
+from lshsim.cli.main import build_parser, main
 from lshsim.cli.work import ChecksPassed, checks_only
 from lshsim.sweep import parse_spec, read_table
 from lshsim.sweep.execute import run_sweep
@@ -162,17 +164,24 @@ def replaced(spec, place: tuple, value):
 # --- running the CLI ------------------------------------------------------------------------
 
 
+#: ``lshsim``'s parser, built once: ``main`` builds all its subcommands' parsers on every call
+#: (half of this file's time went to ~550 rebuilds); :func:`run` lends main this one.
+_PARSER = functools.cache(build_parser)
+
+
 def run(argv: list[str], capsys, work: bool = False) -> tuple[int, str]:
     """``lshsim ARGV`` in process; its exit status (0 where only the checks ran) and stderr."""
     capsys.readouterr()
-    if work:
-        rc = main(argv)
-    else:
-        with checks_only():
-            try:
-                rc = main(argv)
-            except ChecksPassed:
-                rc = 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cli_main, "build_parser", _PARSER)
+        if work:
+            rc = main(argv)
+        else:
+            with checks_only():
+                try:
+                    rc = main(argv)
+                except ChecksPassed:
+                    rc = 0
     return rc, capsys.readouterr().err
 
 
