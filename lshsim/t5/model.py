@@ -606,6 +606,22 @@ def init_params(config: T5Config, rng: jax.Array) -> dict:
     return nn.meta.unbox(_boxed_params(config, rng))
 
 
+def param_shapes(config: T5Config) -> dict:
+    """:func:`init_params`'s tree as ``jax.ShapeDtypeStruct`` leaves, allocating nothing.
+
+    Traced from the model's own ``init`` in the config's layout: a scanned model's tree is
+    the unrolled one's, stacked, and tracing it skips tracing every unrolled layer first
+    (``large``: 1.5 -> 0.2 s of CPU); tests/t5/test_params.py checks the two trees agree.
+
+    Args:
+        config: the model config.
+
+    Returns:
+        The parameter tree of shapes and dtypes.
+    """
+    return nn.meta.unbox(jax.eval_shape(lambda: _boxed_params(config, jax.random.key(0))))
+
+
 def param_specs(config: T5Config) -> dict:
     """The parameters' logical ``PartitionSpec`` tree (same structure as :func:`init_params`).
 

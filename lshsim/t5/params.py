@@ -20,11 +20,17 @@ EMBEDDING_PATHS = (("token_embedder",), ("decoder", "logits_dense"))
 
 
 def abstract_params(config: T5Config | str) -> dict:
-    """The parameter tree as ``jax.ShapeDtypeStruct`` leaves (nothing is allocated)."""
-    from lshsim.t5.model import init_params
+    """The parameter tree as ``jax.ShapeDtypeStruct`` leaves (nothing is allocated).
 
-    cfg = get_config(config)
-    return jax.eval_shape(lambda: init_params(cfg, jax.random.key(0)))
+    Args:
+        config: a config or the name of one.
+
+    Returns:
+        The tree of :func:`lshsim.t5.model.init_params` (:func:`lshsim.t5.model.param_shapes`).
+    """
+    from lshsim.t5.model import param_shapes
+
+    return param_shapes(get_config(config))
 
 
 def _is_embedding(path: tuple[str, ...]) -> bool:
