@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -22,6 +23,10 @@ from lshsim.t5.model import (  # noqa: E402
 from lshsim.t5.params import count_params  # noqa: E402
 from lshsim.t5.scan import unstack_layers  # noqa: E402
 
+#: Each config's counts traced once: both count tests ask for small, base and large (large's
+#: trace alone is several seconds of CPU).
+_counts = functools.cache(count_params)
+
 
 def _formula(cfg):
     """Hand count of a T5 v1.1 (no biases, gated FFN, untied output, one bias table per stack)."""
@@ -41,14 +46,14 @@ def _formula(cfg):
 def test_counts_equal_the_hand_formula(name):
     cfg = get_config(name)
     emb, non_emb = _formula(cfg)
-    counts = count_params(cfg)
+    counts = _counts(cfg)
     assert (counts["embedding"], counts["non_embedding"]) == (emb, non_emb)
     assert counts["total"] == emb + non_emb
 
 
 @pytest.mark.parametrize("name", list(TABLE3))
 def test_counts_match_table3_within_1_percent(name):
-    counts = count_params(name)
+    counts = _counts(get_config(name))
     emb, non_emb = TABLE3[name]
     assert abs(counts["embedding"] / emb - 1) < 0.01
     assert abs(counts["non_embedding"] / non_emb - 1) < 0.01
