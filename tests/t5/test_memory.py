@@ -228,7 +228,7 @@ def _zero_experts(tree):
     out = {}
     for k, v in tree.items():
         if k == "expert":
-            out[k] = {n: (w if n == "router" else jnp.zeros_like(w)) for n, w in v.items()}
+            out[k] = {n: (w if n == "router" else np.zeros_like(w)) for n, w in v.items()}
         else:
             out[k] = _zero_experts(v)
     return out
@@ -432,10 +432,14 @@ def test_router_losses_match_their_formulas():
 
 # -- parameter counts ---------------------------------------------------------------------------
 
+#: Each config's counts traced once: the tests below ask for tiny seven times, and for
+#: small's and base's plain and K = 2 AltUp counts twice each.
+_counts = functools.cache(count_params)
+
 
 @pytest.mark.parametrize("name", list(TABLE3_ALTUP))
 def test_altup_k2_reproduces_table3(name):
-    counts = count_params(get_config(name).replace(memory="altup", memory_k=2))
+    counts = _counts(get_config(name).replace(memory="altup", memory_k=2))
     emb, non_emb = TABLE3_ALTUP[name]
     assert abs(counts["embedding"] / emb - 1) < 0.01
     assert abs(counts["non_embedding"] / non_emb - 1) < 0.01
@@ -448,8 +452,8 @@ def test_altup_growth_is_the_wide_cross_attention_exactly(name, k):
     and the K^2 + K scalars of every layer; embedding = K times the baseline's. (``large``,
     the same formula at 14 s of tracing, is held to Table 3 by the test above.)"""
     cfg = get_config(name)
-    base = count_params(cfg)
-    alt = count_params(cfg.replace(memory="altup", memory_k=k))
+    base = _counts(cfg)
+    alt = _counts(cfg.replace(memory="altup", memory_k=k))
     d, inner = cfg.d_model, cfg.num_heads * cfg.d_kv
     layers = cfg.num_encoder_layers + cfg.num_decoder_layers
     cross = 2 * (k - 1) * d * inner * cfg.num_decoder_layers
@@ -457,7 +461,7 @@ def test_altup_growth_is_the_wide_cross_attention_exactly(name, k):
         k * k + k
     )
     assert alt["embedding"] == k * base["embedding"]
-    collapsed = count_params(
+    collapsed = _counts(
         cfg.replace(memory="altup", memory_k=k, memory_cross="sum", memory_output="sum")
     )
     assert collapsed["non_embedding"] - base["non_embedding"] == layers * (k * k + k)
@@ -481,7 +485,7 @@ def test_expert_parameters_are_max_2rank_1_times_buckets_times_d_per_layer(looku
     router = cfg.d_model * n if lookup == "softmax" else 0
     counts = count_params(cfg)
     assert counts["expert"] == layers * (max(2 * rank, 1) * n * cfg.d_model + router)
-    assert counts["non_embedding"] == count_params("tiny")["non_embedding"]
+    assert counts["non_embedding"] == _counts(get_config("tiny"))["non_embedding"]
 
 
 # -- bad input --------------------------------------------------------------------------------
