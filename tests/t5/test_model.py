@@ -121,6 +121,13 @@ def test_bucket_structure():
     assert causal[300 - 200] == 31 and np.all(np.diff(causal[:301][::-1]) >= 0)
 
 
+@functools.cache
+def _apply(cfg):
+    """``T5(cfg).apply``, jitted: one compile per input shape instead of every op of the
+    forward pass compiled eagerly (the three tests below: 5.8 -> 3.1 s of CPU)."""
+    return jax.jit(T5(cfg).apply)
+
+
 def _tokens(rng, shape, vocab):
     return jnp.asarray(rng.integers(3, vocab, shape), jnp.int32)
 
@@ -130,11 +137,11 @@ def test_decoder_is_causal(micro):
     rng = np.random.default_rng(0)
     enc = _tokens(rng, (2, 9), micro.vocab_size)
     dec = np.asarray(_tokens(rng, (2, 7), micro.vocab_size))
-    model = T5(micro)
-    a = model.apply({"params": params}, enc, jnp.asarray(dec))
+    model = _apply(micro)
+    a = model({"params": params}, enc, jnp.asarray(dec))
     dec2 = dec.copy()
     dec2[:, 4:] = 5
-    b = model.apply({"params": params}, enc, jnp.asarray(dec2))
+    b = model({"params": params}, enc, jnp.asarray(dec2))
     np.testing.assert_allclose(a[:, :4], b[:, :4], atol=1e-6)
     assert not np.allclose(a[:, 4:], b[:, 4:])
 
@@ -145,9 +152,9 @@ def test_encoder_padding_is_ignored(micro):
     enc = np.asarray(_tokens(rng, (2, 9), micro.vocab_size))
     dec = _tokens(rng, (2, 5), micro.vocab_size)
     padded = np.concatenate([enc, np.zeros((2, 6), np.int32)], axis=1)
-    model = T5(micro)
-    a = model.apply({"params": params}, jnp.asarray(enc), dec)
-    b = model.apply({"params": params}, jnp.asarray(padded), dec)
+    model = _apply(micro)
+    a = model({"params": params}, jnp.asarray(enc), dec)
+    b = model({"params": params}, jnp.asarray(padded), dec)
     np.testing.assert_allclose(a, b, atol=1e-5)
 
 
@@ -155,8 +162,8 @@ def test_bfloat16_compute_stays_close_to_float32(micro):
     params = init_params(micro, jax.random.key(2))
     rng = np.random.default_rng(2)
     enc, dec = _tokens(rng, (2, 9), micro.vocab_size), _tokens(rng, (2, 5), micro.vocab_size)
-    a = T5(micro).apply({"params": params}, enc, dec)
-    b = T5(micro.replace(dtype="bfloat16")).apply({"params": params}, enc, dec)
+    a = _apply(micro)({"params": params}, enc, dec)
+    b = _apply(micro.replace(dtype="bfloat16"))({"params": params}, enc, dec)
     assert b.dtype == jnp.float32
     assert float(jnp.max(jnp.abs(a - b))) < 0.1 * float(jnp.std(a)) + 0.05
 
