@@ -20,7 +20,7 @@ import numpy as np
 from jax.sharding import PartitionSpec as P
 
 from lshsim.t5 import sharding
-from lshsim.t5.configs import T5Config, padded_vocab
+from lshsim.t5.configs import T5Config
 from lshsim.t5.model import init_params, param_specs
 from lshsim.t5.steps import (
     abstract_state,
@@ -326,18 +326,7 @@ def check_data_parallel() -> dict:
         holding the sharded batch, the three losses, and the first 50 values of each
         parameter after the steps.
     """
-    cfg = T5Config(
-        name="m",
-        vocab_size=padded_vocab(300),
-        d_model=32,
-        num_heads=2,
-        d_kv=16,
-        d_ff=64,
-        num_encoder_layers=1,
-        num_decoder_layers=1,
-        num_pieces=300,
-        warmup_steps=1,
-    )
+    cfg = BASE.replace(warmup_steps=1)
     rng = np.random.default_rng(0)
     b, li, lt = 8, 16, 8
     tgt = rng.integers(3, cfg.vocab_size, (b, lt)).astype(np.int32)
