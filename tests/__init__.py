@@ -58,6 +58,10 @@ class LazyModule:
         return getattr(importlib.import_module(self._name), attr)
 
 
+#: :func:`once_per_run`'s values in this process, by the run's base folder and key.
+_ONCE: dict[tuple[str, str], object] = {}
+
+
 def once_per_run(tmp_path_factory: pytest.TempPathFactory, key: str, compute):
     """``compute()`` once per test run, shared by every pytest-xdist worker of the run.
 
@@ -67,8 +71,9 @@ def once_per_run(tmp_path_factory: pytest.TempPathFactory, key: str, compute):
     20 s each). The first worker to ask computes under a file lock and pickles the value
     into the run's temporary folder (the workers' shared parent); the others wait on the
     lock and read it (``fcntl.flock``, released when the file closes, even by a killed
-    worker). Without xdist, or without ``fcntl`` (Windows), it simply computes. An error is
-    not stored: the next worker computes again and fails the same way.
+    worker). Without xdist, or without ``fcntl`` (Windows), it simply computes. A process
+    computes or reads a key once: later calls (another module's fixture) return the same
+    value. An error is not stored: the next caller computes again and fails the same way.
 
     Args:
         tmp_path_factory: pytest's fixture (its base folder locates the run's folder).
@@ -84,15 +89,21 @@ def once_per_run(tmp_path_factory: pytest.TempPathFactory, key: str, compute):
         import fcntl
     except ImportError:  # not POSIX
         fcntl = None
+    memo = (str(tmp_path_factory.getbasetemp()), key)
+    if memo in _ONCE:  # a second fixture of this process asks again
+        return _ONCE[memo]
     if not os.environ.get("PYTEST_XDIST_WORKER") or fcntl is None:
-        return compute()
+        _ONCE[memo] = compute()
+        return _ONCE[memo]
     path = tmp_path_factory.getbasetemp().parent / f"once-{key}.pickle"
     with open(f"{path}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file():
-            return pickle.loads(path.read_bytes())
+            _ONCE[memo] = pickle.loads(path.read_bytes())
+            return _ONCE[memo]
         value = compute()
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(pickle.dumps(value))
         tmp.replace(path)
+        _ONCE[memo] = value
         return value

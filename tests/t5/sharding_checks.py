@@ -389,10 +389,6 @@ def check_training(corpus: str, out_dir: str) -> dict:
     return losses
 
 
-#: :func:`run_once`'s result in this process, by the run's base folder.
-_RUNS: dict[str, dict] = {}
-
-
 def run_once(tmp_path_factory, corpus) -> dict:
     """This module's JSON, run once per test run in a subprocess with 4 forced CPU devices.
 
@@ -434,10 +430,7 @@ def run_once(tmp_path_factory, corpus) -> dict:
         assert proc.returncode == 0, proc.stderr[-3000:]
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
-    key = str(tmp_path_factory.getbasetemp())
-    if key not in _RUNS:  # without pytest-xdist, once_per_run computes at every call
-        _RUNS[key] = once_per_run(tmp_path_factory, "t5-sharding-checks", compute)
-    return _RUNS[key]
+    return once_per_run(tmp_path_factory, "t5-sharding-checks", compute)
 
 
 def main(argv: list[str]) -> None:
