@@ -37,7 +37,7 @@ def test_the_first_worker_computes_and_the_others_read(tmp_path, monkeypatch):
     assert other == 7 and not list(tmp_path.glob("*.tmp"))
 
 
-def test_an_error_is_not_stored_and_no_xdist_computes_each_time(tmp_path, monkeypatch):
+def test_an_error_is_not_stored_and_no_xdist_computes_once_per_run(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
 
     def fail():
@@ -47,10 +47,14 @@ def test_an_error_is_not_stored_and_no_xdist_computes_each_time(tmp_path, monkey
         once_per_run(_Factory(tmp_path, "gw0"), "k", fail)
     assert once_per_run(_Factory(tmp_path, "gw1"), "k", lambda: 3) == 3
     monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    with pytest.raises(RuntimeError, match="boom"):  # nor without xdist
+        once_per_run(_Factory(tmp_path / "run", "main"), "k", fail)
     calls = []
-    for _ in range(2):
-        once_per_run(_Factory(tmp_path, "main"), "k", lambda: calls.append(1))
-    assert len(calls) == 2
+    for _ in range(2):  # a second fixture of the same run reads the first's value
+        once_per_run(_Factory(tmp_path / "run", "main"), "k", lambda: calls.append(1))
+    assert len(calls) == 1
+    once_per_run(_Factory(tmp_path / "other-run", "main"), "k", lambda: calls.append(1))
+    assert len(calls) == 2  # another run's folder computes its own
 
 
 def test_a_second_caller_waits_for_the_first_and_reads(tmp_path, monkeypatch):
