@@ -3,7 +3,8 @@
 And the other side: :func:`read_json` reads a JSON file whose every failure (a missing or
 unreadable file, bytes that are not UTF-8, truncated or damaged JSON, nesting too deep, a
 repeated key, numbers refused) is one ``ValueError`` line naming the file, and
-:func:`json_field` checks a field's type the same way.
+:func:`json_field` checks a field's type the same way. Derived files that are worth keeping
+between runs live under :func:`default_cache_dir`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ def _open_temporary(path: Path) -> tuple[int, Path]:
         tmp.unlink(missing_ok=True)
         raise
     return fd, tmp
+
+
+def default_cache_dir() -> Path:
+    """The folder of lshsim's cached derived files (trained tokenizers, the embedded corpus).
+
+    Returns:
+        ``$LSHSIM_CACHE`` if set, else ``~/.cache/lshsim`` (created by the first write).
+    """
+    env = os.environ.get("LSHSIM_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "lshsim"
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> None:

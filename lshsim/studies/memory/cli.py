@@ -61,6 +61,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lshsim._io import default_cache_dir
 from lshsim.cli.parser import Parser
 from lshsim.cli.vocabulary import install_aliases
 from lshsim.cli.work import start_work
@@ -87,8 +88,6 @@ DEFAULT_JSON = REPO / "figures" / "memory_studies.json"
 
 def default_out() -> Path:
     """Run directories: ``$LSHSIM_CACHE/memory_studies`` (outside the repository)."""
-    from lshsim.t5.data.tokenizer import default_cache_dir
-
     return default_cache_dir() / "memory_studies"
 
 

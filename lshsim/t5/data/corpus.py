@@ -19,13 +19,15 @@ import functools
 import gzip
 import hashlib
 import inspect
+import json
 import os
+import sys
 import sysconfig
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from lshsim._io import parse_json
+from lshsim._io import default_cache_dir, parse_json, write_atomic
 from lshsim._validate import check_float, check_int
 
 __all__ = [
@@ -75,10 +77,14 @@ def embedded_corpus() -> list[str]:
     ``lib2to3``, ...). Exact duplicates are dropped (first occurrence kept), so a held-out
     split cannot contain a verbatim copy of a training document.
 
-    The result is computed once per process (about 1.5 s, nearly all of it ``ast.parse``) and
-    a fresh list is returned on each call. On CPython 3.11 it holds about 5 000 documents and
-    2 MB of text (about 0.4 M tokens with an 8 000-piece tokenizer): plenty for smoke runs,
-    far too little for real pretraining.
+    The result is computed once per process and a fresh list is returned on each call. It is
+    kept in :func:`lshsim._io.default_cache_dir` as ``corpus-<key>.json`` (2 MB), where the
+    key is a hash of this module's code, the Python version, the pydoc topics and every
+    source file's path, size and modification time: parsing the sources takes about 4 s
+    (nearly all of it ``ast.parse``), reading the cached documents about 20 ms. A missing,
+    damaged or unwritable cache only means parsing again. On CPython 3.11 it holds about
+    5 000 documents and 2 MB of text (about 0.4 M tokens with an 8 000-piece tokenizer):
+    plenty for smoke runs, far too little for real pretraining.
 
     Returns:
         The documents, in a deterministic order.
@@ -91,13 +97,51 @@ def embedded_corpus() -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _embedded_corpus() -> tuple[str, ...]:
-    docs = _dedupe([*_pydoc_topics(), *_stdlib_docstrings()])
-    if not docs:
-        raise ValueError(
-            "corpus: the embedded corpus is empty (no standard-library sources and no "
-            "pydoc_data topics in this Python); pass corpus files instead"
-        )
+    topics, files = _pydoc_topics(), _stdlib_sources()
+    path = default_cache_dir() / f"corpus-{_fingerprint(topics, files)}.json"
+    docs = _read_cached(path)
+    if docs is None:
+        docs = _dedupe([*topics, *_stdlib_docstrings(files)])
+        if not docs:
+            raise ValueError(
+                "corpus: the embedded corpus is empty (no standard-library sources and no "
+                "pydoc_data topics in this Python); pass corpus files instead"
+            )
+        try:
+            write_atomic(path, json.dumps(docs))
+        except OSError:
+            pass  # an unwritable cache only costs the next process the parse again
     return tuple(docs)
+
+
+def _fingerprint(topics: list[str], files: list[Path]) -> str:
+    """What the embedded corpus is made from: this module's code, the Python, every source.
+
+    A source is named by its path, size and modification time (``stat``: about 5 ms for the
+    whole standard library, against about 4 s to parse it), the topics by their text.
+    """
+    h = hashlib.sha256()
+    h.update(Path(__file__).read_bytes())
+    h.update(f"{sys.version}\0{MIN_DOCSTRING_WORDS}\0".encode())
+    h.update(json.dumps(topics).encode())
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:  # gone since the walk: the parse skips it too
+            continue
+        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def _read_cached(path: Path) -> list[str] | None:
+    """The documents cached at ``path``, or ``None`` if it is missing, unreadable or foreign."""
+    try:
+        docs = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(docs, list) and docs and all(isinstance(d, str) for d in docs):
+        return docs
+    return None
 
 
 def _pydoc_topics() -> list[str]:
@@ -119,9 +163,9 @@ def _stdlib_sources() -> list[Path]:
     return files
 
 
-def _stdlib_docstrings() -> list[str]:
+def _stdlib_docstrings(files: list[Path]) -> list[str]:
     docs: list[str] = []
-    for path in _stdlib_sources():
+    for path in files:
         try:
             tree = ast.parse(path.read_bytes(), filename=str(path))
         except (SyntaxError, ValueError, OSError, UnicodeDecodeError):

@@ -20,14 +20,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import sentencepiece as spm
 
-from lshsim._io import write_atomic
+from lshsim._io import default_cache_dir, write_atomic
 from lshsim._validate import check_float, check_int
 
 __all__ = [
@@ -226,12 +225,6 @@ class Tokenizer:
 
 
 # ---------------------------------------------------------------------- training
-
-
-def default_cache_dir() -> Path:
-    """``$LSHSIM_CACHE`` if set, else ``~/.cache/lshsim``."""
-    env = os.environ.get("LSHSIM_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "lshsim"
 
 
 def _sentences(docs: Sequence[str]) -> list[str]:

@@ -80,6 +80,52 @@ def test_embedded_corpus_empty_raises(monkeypatch):
         corpus._embedded_corpus.__wrapped__()
 
 
+@pytest.fixture
+def few_sources(tmp_path, monkeypatch):
+    """The corpus built from 3 standard-library files, cached in a private folder; returns
+    the files and a list that counts the parses."""
+    files = corpus._stdlib_sources()[:3]
+    parses, parse = [], corpus._stdlib_docstrings
+    monkeypatch.setattr(corpus, "_stdlib_sources", lambda: list(files))
+    monkeypatch.setattr(corpus, "_stdlib_docstrings", lambda f: parses.append(1) or parse(f))
+    monkeypatch.setenv("LSHSIM_CACHE", str(tmp_path / "cache"))
+    return files, parses
+
+
+def test_embedded_corpus_is_cached_on_disk_and_read_back(tmp_path, few_sources):
+    """The first process parses and writes corpus-<key>.json; the next reads it unparsed."""
+    _, parses = few_sources
+    docs = corpus._embedded_corpus.__wrapped__()
+    (cached,) = (tmp_path / "cache").glob("corpus-*.json")
+    assert json.loads(cached.read_text()) == list(docs) and len(parses) == 1
+    assert corpus._embedded_corpus.__wrapped__() == docs and len(parses) == 1
+    topics = tuple(dict.fromkeys(corpus._pydoc_topics()))
+    assert docs[: len(topics)] == topics and len(docs) > len(topics)
+
+
+def test_a_changed_source_or_a_damaged_cache_is_parsed_again(tmp_path, few_sources, monkeypatch):
+    """Another size or modification time of a source is another key; a cache file that is
+    not a list of documents is ignored and rewritten; an unwritable cache is no error."""
+    files, parses = few_sources
+    docs = corpus._embedded_corpus.__wrapped__()
+    (cached,) = (tmp_path / "cache").glob("corpus-*.json")
+    stat = type(files[0]).stat
+    with monkeypatch.context() as m:  # the first file as if edited: the second one's stat
+        m.setattr(type(files[0]), "stat", lambda p, **kw: stat(files[1] if p == files[0] else p))
+        assert corpus._embedded_corpus.__wrapped__() == docs and len(parses) == 2
+    assert len(list((tmp_path / "cache").glob("corpus-*.json"))) == 2
+    monkeypatch.setattr(corpus, "_stdlib_docstrings", lambda f: parses.append(1) or [])
+    for damaged in ("[1, 2", "{}", "[]", '["a", 3]'):
+        cached.write_text(damaged)
+        again = corpus._embedded_corpus.__wrapped__()
+        assert again == tuple(dict.fromkeys(corpus._pydoc_topics()))  # parsed (to nothing)
+        assert json.loads(cached.read_text()) == list(again)
+    assert len(parses) == 6
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("LSHSIM_CACHE", str(tmp_path / "file" / "cache"))
+    assert corpus._embedded_corpus.__wrapped__() == again and len(parses) == 7
+
+
 def test_definitions_in_source_order():
     """Nested and conditional definitions are all found, in source order."""
     import ast
