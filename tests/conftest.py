@@ -6,8 +6,9 @@ another with ``HYPOTHESIS_PROFILE=dev pytest`` for a longer local search.
 Compile once per run: the model tests build the same small T5 steps again and again (a new
 ``jax.jit`` each time, so JAX's in-memory cache misses), and every pytest-xdist worker would
 compile the same Numba kernels. JAX's persistent compilation cache (keyed on the lowered HLO,
-the compile options and the JAX/XLA versions) and Numba's on-disk cache both live in one folder
-of the checkout, ``.test-cache/`` (``jax/`` and ``numba/``, git-ignored), that every worker of
+the compile options and the JAX/XLA versions), Numba's on-disk cache and lshsim's cache of
+trained tokenizers and the embedded corpus (``LSHSIM_CACHE``) live in one folder of the
+checkout, ``.test-cache/`` (``jax/``, ``numba/``, ``lshsim/``, git-ignored), that every worker of
 the run and every subprocess the tests start share (they inherit the variables). The
 controlling process empties it as the run starts, so each run compiles from cold, like a fresh
 clone; ``LSHSIM_KEEP_TEST_CACHE=1`` keeps it between runs for the inner loop. The caches are the
@@ -54,6 +55,10 @@ if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controlling process (or the
     TEST_CACHE.mkdir(exist_ok=True)
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(TEST_CACHE / "jax"))
 os.environ.setdefault("NUMBA_CACHE_DIR", str(TEST_CACHE / "numba"))
+# lshsim's own cache of derived files (trained tokenizers, the embedded corpus's documents):
+# the run's, never the user's ~/.cache/lshsim, so a run starts as cold as a fresh machine and
+# each tokenizer is trained once per run rather than once per worker and per subprocess.
+os.environ.setdefault("LSHSIM_CACHE", str(TEST_CACHE / "lshsim"))
 # XLA's CPU backend tuned to compile fast (``FAST_XLA_FLAGS``, tests/__init__.py): the tests
 # run small programs a few times each, so compiling is most of their cost. LLVM's optimisation
 # passes off (tests/t5/test_memory_train.py: 186 -> 124 s of CPU), and the legacy fusion

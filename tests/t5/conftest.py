@@ -1,4 +1,4 @@
-"""Fixtures of the model-side tests: a micro config, a small corpus, a private tokenizer cache.
+"""Fixtures of the model-side tests: a micro config and a small corpus.
 
 The tests of this directory need the ``jax`` extra; they are skipped without it.
 """
@@ -24,15 +24,6 @@ MICRO = T5Config(
     batch_size=4,
     warmup_steps=10,
 )
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _private_cache(tmp_path_factory):
-    """Trained tokenizers go to a session directory, not the user's ~/.cache."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LSHSIM_CACHE", str(tmp_path_factory.mktemp("lshsim-cache")))
-    yield
-    mp.undo()
 
 
 @pytest.fixture(scope="session")
