@@ -45,8 +45,8 @@ TIMING = {
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """300 paragraphs of seeded pseudo-words: a small corpus (the embedded one costs ~8 s to
-    build in every process), and a private tokenizer cache for this process and (through the
+    """300 paragraphs of seeded pseudo-words: a small corpus (a tokenizer of the embedded one
+    trains for about 3 s), and a private tokenizer cache for this process and (through the
     environment) the Dask worker.
 
     The Dask worker compiles through the run's JAX compilation cache, which it inherits from

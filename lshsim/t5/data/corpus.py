@@ -27,7 +27,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from lshsim._io import default_cache_dir, parse_json, write_atomic
+from lshsim._io import default_cache_dir, parse_json, read_json, write_atomic
 from lshsim._validate import check_float, check_int
 
 __all__ = [
@@ -136,8 +136,8 @@ def _fingerprint(topics: list[str], files: list[Path]) -> str:
 def _read_cached(path: Path) -> list[str] | None:
     """The documents cached at ``path``, or ``None`` if it is missing, unreadable or foreign."""
     try:
-        docs = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        docs = read_json(path, expect=list)
+    except ValueError:
         return None
     if isinstance(docs, list) and docs and all(isinstance(d, str) for d in docs):
         return docs
