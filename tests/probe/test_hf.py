@@ -9,13 +9,16 @@ import json
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from lshsim.cli.main import main
+from lshsim.probe.hf import REFUSED, hf_tap, load_hf_model
+from lshsim.probe.measure import probe_tap
+from lshsim.t5.probe import ROW_KEYS
+from tests import LazyModule, needs
 
-from lshsim.cli.main import main  # noqa: E402
-from lshsim.probe.hf import REFUSED, hf_tap, load_hf_model  # noqa: E402
-from lshsim.probe.measure import probe_tap  # noqa: E402
-from lshsim.t5.probe import ROW_KEYS  # noqa: E402
+# imported by the first test that uses them, not at collection in every pytest-xdist worker
+# (torch and transformers: about 4 s of CPU per worker)
+pytestmark = needs("torch", "transformers")
+torch, transformers = LazyModule("torch"), LazyModule("transformers")
 
 VOCAB = 512
 DECODER = dict(

@@ -10,8 +10,11 @@ from lshsim.hashing.engram import EngramHash
 from lshsim.probe.measure import probe_tap
 from lshsim.probe.modules import hash_tap, scores_tap
 from lshsim.testing.engram_reference import NgramHashMappingRef
+from tests import LazyModule, needs
 
-torch = pytest.importorskip("torch")
+# imported by the first test that uses it, not at collection in every pytest-xdist worker
+pytestmark = needs("torch")
+torch = LazyModule("torch")
 
 VOCAB = 300
 
