@@ -139,9 +139,7 @@ def _read_cached(path: Path) -> list[str] | None:
         docs = read_json(path, expect=list)
     except ValueError:
         return None
-    if isinstance(docs, list) and docs and all(isinstance(d, str) for d in docs):
-        return docs
-    return None
+    return docs if docs and all(isinstance(d, str) for d in docs) else None
 
 
 def _pydoc_topics() -> list[str]:
