@@ -1,9 +1,10 @@
 """Sphinx configuration of the lshsim documentation (docs/).
 
 Build: ``sphinx-build -W --keep-going -b html docs docs/_build/html`` (the README's test command
-runs it). Pages are MyST Markdown; the tutorials are notebooks rendered from their stored outputs
-(``docs/execute.py`` runs them; the build never executes code); the proofs in ``proofs/`` are
-rendered in place of the stubs under ``docs/proofs/``; the API pages come from the docstrings.
+runs it: tests/docs/test_build.py). Pages are MyST Markdown; the tutorials are notebooks rendered
+from their stored outputs (``docs/execute.py`` runs them; the build never executes code); the
+proofs in ``proofs/`` are rendered in place of the stubs under ``docs/proofs/``; the API pages come
+from the docstrings.
 """
 
 from __future__ import annotations
