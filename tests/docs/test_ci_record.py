@@ -45,11 +45,13 @@ def test_a_file_that_is_not_a_record_is_refused(record_run, tmp_path, monkeypatc
     assert not record_run.RUNS.exists()
 
 
-def test_the_control_time_is_kept(record_run, tmp_path, monkeypatch):
-    """The machine's control workload (.ci/run's ``control_seconds``) stays beside the run."""
+def test_the_control_and_cpu_times_are_kept(record_run, tmp_path, monkeypatch):
+    """The machine's control workload and the command's CPU time (.ci/run's
+    ``control_seconds`` and ``cpu_seconds``) stay beside the run."""
     path = _run(tmp_path, "ccc", 40)
-    path.write_text(json.dumps({**json.loads(path.read_text()), "control_seconds": 0.68}))
+    extra = {"control_seconds": 0.68, "cpu_seconds": 71.5}
+    path.write_text(json.dumps({**json.loads(path.read_text()), **extra}))
     monkeypatch.setattr(sys, "argv", ["record_run.py", str(path)])
     record_run.main()
     (run,) = json.loads(record_run.RUNS.read_text(encoding="utf-8"))["runs"]
-    assert run["control_seconds"] == 0.68
+    assert (run["control_seconds"], run["cpu_seconds"]) == (0.68, 71.5)
