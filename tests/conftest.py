@@ -14,7 +14,8 @@ controlling process empties it as the run starts, so each run compiles from cold
 clone; ``LSHSIM_KEEP_TEST_CACHE=1`` keeps it between runs for the inner loop. The caches are the
 test suite's alone: the ``lshsim`` command never sets them (tests/test_layout.py), and
 benchmarks and compile timings outside the suite are taken with a cold cache. Under
-pytest-xdist each worker runs OpenBLAS on one thread (see the end of this file).
+pytest-xdist each worker runs OpenBLAS on one thread and OpenMP with passive waits (see the
+end of this file).
 """
 
 from __future__ import annotations
@@ -92,6 +93,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # only adds contention (a small GEMM's parallel start-up costs 100x its work on a busy
     # core). Numba's pool is left alone: tests set its thread count explicitly where it matters.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # Numba's parallel kernels run on GNU OpenMP (its ``omp`` threading layer), whose idle
+    # threads spin before they sleep: on a core the other worker needs, that spinning is
+    # stolen time. Passive waiting changes no result, only who waits how (tests/hashing,
+    # tests/theory and tests/test_estimate.py on two workers: 101.5 and 102.2 s against 96.5
+    # and 93.2 s, 194-195 against 182-184 s of CPU). Read by libgomp as Numba first loads it.
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 #: Packages the workers and the suite's subprocesses import, byte-compiled once up front.
