@@ -471,15 +471,15 @@ def ci_latest(sources) -> str:
     """The latest run: ``872 s at b01d4b8 (3,163 tests in 847 s; ...; before pytest 25 s;
     1,691 s of CPU)``: the set-up before pytest (the install and lint, and until ccb8bf5 the
     documentation build) and, where recorded, the command's CPU time."""
-    seconds, commit = _run(sources, -1, "seconds"), _run(sources, -1, "commit")
-    pytest_s = _run(sources, -1, "pytest_seconds")
     last = len(sources.get("ci_runs.json", "/runs")) - 1
+    seconds, commit = _run(sources, last, "seconds"), _run(sources, last, "commit")
+    pytest_s = _run(sources, last, "pytest_seconds")
     text = f"{seconds} s at {commit}"
     details = [_run_details(sources, last)]
     if pytest_s:
         details.append(f"before pytest {seconds - pytest_s:.0f} s")
     if "cpu_seconds" in sources.get("ci_runs.json", f"/runs/{last}"):
-        details.append(f"{_run(sources, -1, 'cpu_seconds'):,.0f} s of CPU")
+        details.append(f"{_run(sources, last, 'cpu_seconds'):,.0f} s of CPU")
     return text + f" ({'; '.join(d for d in details if d)})"
 
 

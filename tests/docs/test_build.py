@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from tests import needs
+from tests.docs.examples import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 #: The build, as docs/guide/install.md gives it (``-q``: only warnings and errors printed),
 #: with ``-E``: every page read again, so that an earlier build's saved environment cannot
 #: hide an unchanged page's warning (a fresh clone has none).
